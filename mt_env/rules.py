@@ -1,0 +1,620 @@
+"""The rules of one round of Mexican Train (RULES.md sections 1–8, R26's round score).
+
+What lives here: :class:`Deal` (an explicit starting position), :func:`random_deal`
+(R4–R6, V-engine-aside) and :class:`RoundState` (legal moves, applying a move,
+round end, round scores, a read-only view, a cheap copy). Nothing here imports an
+RL library; the match (several rounds, totals, places) is :mod:`mt_env.match`.
+
+State layout (all plain Python ints and lists, so ``copy()`` is a handful of list
+copies):
+
+- ``hands[seat]`` — bitset over tile ids (:mod:`mt_env.tiles`);
+- ``_boneyard`` — tile ids, *last element drawn next*;
+- ``_unplayed`` — bitset of every tile in a hand or the boneyard (R22's test);
+- ``_trains[train]`` — tile ids from the engine outward; ``_ends[train]`` the open
+  end pip; train ``n`` is the Mexican train;
+- ``_marked[seat]`` — marker on the personal train (R10);
+- ``_open_doubles`` — trains whose last tile is an open double, in the order they
+  became open (R19); a train appears at most once;
+- turn state: ``_turn_plays`` (tiles played this turn), ``_drawn`` (tile drawn since
+  the last play, or -1), ``_follow_up`` (train of the double owing a follow-up, R16,
+  or -1), ``_turn_doubles`` (trains of doubles played this ordinary turn);
+- ``_first_pending[seat]`` — the seat has not finished its first turn;
+- ``_no_play_turns`` — consecutive finished turns without a tile played (R25).
+
+Moves are the integers of :class:`mt_env.actions.MoveCodec`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .actions import MoveCodec
+from .config import RulesConfig
+from .tiles import format_tile, tile_set
+
+Tile = tuple[int, int]
+
+
+class IllegalMoveError(ValueError):
+    """A move that is not among the legal moves of the seat to act (the state is unchanged)."""
+
+
+class DealError(ValueError):
+    """An explicit deal that is not a valid starting position for the configuration."""
+
+
+@dataclass(frozen=True)
+class Deal:
+    """A round's starting position, after the engine is placed (R4–R6).
+
+    ``hands[seat]`` are the tiles each seat holds, ``boneyard`` the face-down tiles
+    **in draw order** (``boneyard[0]`` is drawn first), ``engine`` the engine's pip
+    (the double ``engine|engine`` stands in the centre, in no hand), ``start_seat``
+    the seat that takes the first turn (R7). Tiles are ``(a, b)`` pairs in either
+    orientation. Together, hands + boneyard + engine must be exactly the set.
+    """
+
+    hands: tuple[tuple[Tile, ...], ...]
+    boneyard: tuple[Tile, ...]
+    engine: int
+    start_seat: int
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "hands", tuple(tuple(map(tuple, h)) for h in self.hands))
+            object.__setattr__(self, "boneyard", tuple(map(tuple, self.boneyard)))
+        except TypeError:
+            raise DealError(
+                "a deal's hands must be a sequence of sequences of (a, b) tiles, and its "
+                "boneyard a sequence of (a, b) tiles"
+            ) from None
+
+    @classmethod
+    def coerce(cls, deal: Deal | Mapping) -> Deal:
+        """A :class:`Deal`, or a mapping with keys hands, boneyard, engine, start_seat."""
+        if isinstance(deal, Deal):
+            return deal
+        if isinstance(deal, Mapping):
+            keys = {"hands", "boneyard", "engine", "start_seat"}
+            if set(deal) != keys:
+                raise DealError(
+                    f"a deal mapping needs exactly the keys {sorted(keys)}, got {sorted(deal)}"
+                )
+            return cls(**deal)
+        raise DealError(f"expected a Deal or a mapping, got {type(deal).__name__}")
+
+
+def random_deal(
+    config: RulesConfig, rng: random.Random, engine: int, first_drawer: int = 0
+) -> Deal:
+    """Shuffle and deal (R4), then find the engine (R6 or V-engine-aside).
+
+    ``first_drawer`` is the seat that draws first if nobody holds the engine (R6:
+    seat 0 in round 1, later the seat after the previous round's start seat); under
+    V-engine-aside it is the start seat itself.
+    """
+    ts = tile_set(config.max_pip)
+    n, size = config.num_seats, config.hand_size
+    engine_id = ts.double_of[engine]
+    ids = list(range(ts.num_tiles))
+    if config.engine_source == "aside":
+        ids.remove(engine_id)
+    rng.shuffle(ids)
+    hands = [ids[k * size : (k + 1) * size] for k in range(n)]
+    boneyard = ids[n * size :]
+    if config.engine_source == "aside":
+        start = first_drawer
+    else:
+        holder = next((k for k in range(n) if engine_id in hands[k]), None)
+        seat = first_drawer
+        while holder is None:  # R6: draw in turn, keeping the tiles, until the engine comes
+            tile = boneyard.pop(0)
+            hands[seat].append(tile)
+            if tile == engine_id:
+                holder = seat
+            seat = (seat + 1) % n
+        hands[holder].remove(engine_id)
+        start = holder
+    as_tiles = ts.tiles.__getitem__
+    return Deal(
+        hands=tuple(tuple(map(as_tiles, h)) for h in hands),
+        boneyard=tuple(map(as_tiles, boneyard)),
+        engine=engine,
+        start_seat=start,
+    )
+
+
+class RoundState:
+    """One round in progress. Build from a :class:`Deal`; see the module docstring."""
+
+    __slots__ = (
+        "config",
+        "codec",
+        "engine",
+        "hands",
+        "_ts",
+        "_n",
+        "_n1",
+        "_draw",
+        "_pass",
+        "_free_first",
+        "_draw_first",
+        "_oldest_first",
+        "_dead_rule",
+        "_follow_on_double",
+        "_value",
+        "_boneyard",
+        "_unplayed",
+        "_trains",
+        "_ends",
+        "_marked",
+        "_open_doubles",
+        "_seat",
+        "_turn_plays",
+        "_drawn",
+        "_follow_up",
+        "_turn_doubles",
+        "_first_pending",
+        "_no_play_turns",
+        "_out_seats",
+        "_end_reason",
+        "_turns",
+        "_legal",
+    )
+
+    def __init__(self, config: RulesConfig, deal: Deal | Mapping) -> None:
+        deal = Deal.coerce(deal)
+        ts = tile_set(config.max_pip)
+        n = config.num_seats
+        self.config = config
+        self.codec = MoveCodec(n, config.max_pip)
+        self._ts = ts
+        self._n = n
+        self._n1 = n + 1
+        self._draw = self.codec.draw
+        self._pass = self.codec.pass_
+        self._free_first = config.first_turn != "single"
+        self._draw_first = config.first_turn == "draw"
+        self._oldest_first = config.doubles_order == "oldest"
+        self._dead_rule = config.dead_doubles
+        self._follow_on_double = config.follow_up_on_double
+        value = list(ts.pips)
+        value[ts.double_of[0]] = config.double_blank_value  # R26 / V-blank-zero
+        self._value = tuple(value)
+
+        hands, boneyard = self._validate(deal, ts, n)
+        self.engine = deal.engine
+        self.hands = [ts.mask_of(h) for h in hands]
+        self._boneyard = boneyard[::-1]
+        self._unplayed = ts.full_mask ^ ts.bit[ts.double_of[deal.engine]]
+        self._trains: list[list[int]] = [[] for _ in range(n + 1)]
+        self._ends = [deal.engine] * (n + 1)
+        self._marked = [False] * n
+        self._open_doubles: list[int] = []
+        self._seat = deal.start_seat
+        self._turn_plays = 0
+        self._drawn = -1
+        self._follow_up = -1
+        self._turn_doubles: list[int] = []
+        self._first_pending = [True] * n
+        self._no_play_turns = 0
+        self._out_seats: list[int] = []
+        self._end_reason: str | None = None
+        self._turns = 0
+        self._legal: list[int] | None = None
+
+    @staticmethod
+    def _validate(deal: Deal, ts, n: int) -> tuple[list[list[int]], list[int]]:
+        if len(deal.hands) != n:
+            raise DealError(f"the deal has {len(deal.hands)} hands: expected one per seat ({n})")
+        if not isinstance(deal.engine, int) or not 0 <= deal.engine <= ts.max_pip:
+            raise DealError(f"engine={deal.engine!r}: expected a pip in 0..{ts.max_pip}")
+        if not isinstance(deal.start_seat, int) or not 0 <= deal.start_seat < n:
+            raise DealError(f"start_seat={deal.start_seat!r}: expected a seat in 0..{n - 1}")
+        try:
+            hands = [[ts.id_of(t) for t in h] for h in deal.hands]
+            boneyard = [ts.id_of(t) for t in deal.boneyard]
+        except ValueError as err:
+            raise DealError(f"malformed deal: {err}") from None
+        for seat, hand in enumerate(hands):
+            if not hand:
+                raise DealError(f"seat {seat}'s hand is empty: every seat needs at least one tile")
+        seen: dict[int, str] = {ts.double_of[deal.engine]: "the engine"}
+        for where, ids in [(f"seat {k}'s hand", h) for k, h in enumerate(hands)] + [
+            ("the boneyard", boneyard)
+        ]:
+            for i in ids:
+                if i in seen:
+                    raise DealError(
+                        f"tile {format_tile(ts.tiles[i])} appears twice ({seen[i]} and {where}): "
+                        f"a deal must hold each tile of the double-{ts.max_pip} set exactly once"
+                    )
+                seen[i] = where
+        if len(seen) != ts.num_tiles:
+            missing = [format_tile(t) for i, t in enumerate(ts.tiles) if i not in seen]
+            raise DealError(
+                f"the deal misses {len(missing)} tile(s) of the double-{ts.max_pip} set "
+                f"({', '.join(missing[:8])}{', …' if len(missing) > 8 else ''}): hands, boneyard "
+                f"and engine must be exactly the set"
+            )
+        return hands, boneyard
+
+    # ------------------------------------------------------------------ moves
+    def legal_moves(self) -> list[int]:
+        """The legal moves of the seat to act (section 4); ``[]`` once the round is over (C3).
+
+        The list is cached until the next move: do not mutate it.
+        """
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> list[int]:
+        if self._end_reason is not None:
+            return []  # C3
+        s = self._seat
+        pip_mask = self._ts.pip_mask
+        ends = self._ends
+        n1 = self._n1
+        drawn = self._drawn
+        cand = self._ts.bit[drawn] if drawn >= 0 else self.hands[s]
+        moves: list[int] = []
+        if self._free_first and self._first_pending[s]:
+            # R11/R12: own train only; pass at any moment.
+            m = cand & pip_mask[ends[s]]
+            while m:
+                low = m & -m
+                moves.append((low.bit_length() - 1) * n1 + s)
+                m ^= low
+            if drawn >= 0:
+                return moves or [self._pass]  # V-first-turn-draw: a drawn tile that joins must be played
+            if moves:
+                moves.append(self._pass)
+                return moves
+            if self._draw_first and self._turn_plays == 0 and self._boneyard:
+                return [self._draw]  # V-first-turn-draw
+            return [self._pass]  # R11/R13: nothing joins, the seat passes
+        # Ordinary turn (section 6).
+        trains = None
+        if self._follow_up >= 0:
+            fu = self._follow_up
+            if self._follow_on_double and cand & pip_mask[ends[fu]]:
+                trains = (fu,)  # V-follow-up-on-double
+        else:
+            r = self._restricting()
+            if r >= 0:
+                trains = (r,)  # R20
+        if trains is None:
+            trains = self._playable_trains(s)
+        for tr in trains:
+            m = cand & pip_mask[ends[tr]]
+            while m:
+                low = m & -m
+                moves.append((low.bit_length() - 1) * n1 + tr)
+                m ^= low
+        if moves:
+            return moves  # R15: a seat with a legal play must play
+        if drawn < 0 and self._boneyard:
+            return [self._draw]  # R17/R18
+        return [self._pass]  # R17/R18: drawn tile does not fit, or empty boneyard
+
+    def _playable_trains(self, seat: int) -> list[int]:
+        """R9: own train, the Mexican train, and every other seat's marked train."""
+        marked = self._marked
+        return [seat, self._n] + [t for t in range(self._n) if marked[t] and t != seat]
+
+    def _restricting(self) -> int:
+        """The train of the open double that restricts play (R20–R22), or -1."""
+        od = self._open_doubles
+        if not od:
+            return -1
+        order = od if self._oldest_first else od[::-1]
+        if not self._dead_rule:
+            return order[0]
+        unplayed, pip_mask, ends = self._unplayed, self._ts.pip_mask, self._ends
+        for tr in order:
+            if unplayed & pip_mask[ends[tr]]:
+                return tr
+        return -1  # R22: every open double is dead
+
+    def apply(self, move: int) -> None:
+        """Make ``move`` for the seat to act; IllegalMoveError (state unchanged) if not legal."""
+        legal = self.legal_moves()
+        if move.__class__ is not int:
+            move = self._as_int(move)
+        if move not in legal:
+            self._raise_illegal(move)
+        self._legal = None
+        s = self._seat
+        if move >= self._draw:
+            if move == self._draw:
+                tile = self._boneyard.pop()
+                self.hands[s] |= self._ts.bit[tile]
+                self._drawn = tile
+            else:
+                self._end_turn(passed=True)
+            return
+        tile, tr = divmod(move, self._n1)
+        ts = self._ts
+        bit = ts.bit[tile]
+        self.hands[s] ^= bit
+        self._unplayed ^= bit
+        low = ts.low[tile]
+        self._ends[tr] = ts.high[tile] if low == self._ends[tr] else low
+        self._trains[tr].append(tile)
+        if tr == s:
+            self._marked[s] = False  # R10
+        od = self._open_doubles
+        if od and tr in od:
+            od.remove(tr)  # the tile satisfies that double (R20)
+        self._drawn = -1
+        self._turn_plays += 1
+        free = self._free_first and self._first_pending[s]
+        if not self.hands[s]:
+            self._out_seats.append(s)
+            if free:
+                self._end_turn(passed=False)  # R24: the round waits for every first turn
+            else:
+                self._end_reason = "out"  # R23, also on a double
+            return
+        if free:
+            return  # R11: the free first turn goes on
+        if ts.is_double[tile]:
+            self._follow_up = tr  # R16
+            self._turn_doubles.append(tr)
+            return
+        self._end_turn(passed=False)  # R15
+
+    def _as_int(self, move) -> int:
+        """Accept numpy integers; reject bools, floats and the rest with a clear error."""
+        if isinstance(move, bool) or not isinstance(move, numbers.Integral):
+            raise IllegalMoveError(
+                f"move {move!r} is not a move: expected an int in 0..{self.codec.num_actions - 1}"
+            )
+        return int(move)
+
+    def _raise_illegal(self, move: int) -> None:
+        if self._end_reason is not None:
+            raise IllegalMoveError(f"move {move!r}: the round is over, no move is legal (C3)")
+        if not 0 <= move < self.codec.num_actions:
+            raise IllegalMoveError(
+                f"move {move!r} is not a move: expected an int in 0..{self.codec.num_actions - 1}"
+            )
+        legal = ", ".join(self.codec.describe(m) for m in self.legal_moves())
+        raise IllegalMoveError(
+            f"move {move} ({self.codec.describe(move)}) is not legal for seat {self._seat}: legal moves are [{legal}]"
+        )
+
+    def _end_turn(self, passed: bool) -> None:
+        s = self._seat
+        free = self._free_first and self._first_pending[s]
+        if passed and not (free and self._turn_plays):
+            self._marked[s] = True  # R10, R13, R17, R18, R20
+        if self._turn_doubles:
+            trains, is_double, od = self._trains, self._ts.is_double, self._open_doubles
+            for tr in self._turn_doubles:  # R19: in the order played
+                if is_double[trains[tr][-1]] and tr not in od:
+                    od.append(tr)
+            self._turn_doubles = []
+        self._first_pending[s] = False
+        self._no_play_turns = 0 if self._turn_plays else self._no_play_turns + 1
+        self._turn_plays = 0
+        self._drawn = -1
+        self._follow_up = -1
+        self._turns += 1
+        n = self._n
+        if self._out_seats and not any(self._first_pending):
+            self._end_reason = "out"  # R24
+            return
+        if (
+            not self._boneyard
+            and self._no_play_turns >= n
+            and not any(self.can_play(k) for k in range(n))
+        ):
+            self._end_reason = "blocked"  # R25
+            return
+        self._seat = (s + 1) % n  # R7: clockwise
+
+    def can_play(self, seat: int) -> bool:
+        """R25's test: does ``seat`` hold a tile it could play on the restricting open
+        double if there is one, else on its own, the Mexican or a marked train?"""
+        hand, pip_mask, ends = self.hands[seat], self._ts.pip_mask, self._ends
+        r = self._restricting()
+        trains = (r,) if r >= 0 else self._playable_trains(seat)
+        return any(hand & pip_mask[ends[tr]] for tr in trains)
+
+    # ------------------------------------------------------------------ end and score
+    @property
+    def is_over(self) -> bool:
+        return self._end_reason is not None
+
+    @property
+    def end_reason(self) -> str | None:
+        """``None`` while playing, ``"out"`` (R23/R24) or ``"blocked"`` (R25)."""
+        return self._end_reason
+
+    @property
+    def out_seats(self) -> tuple[int, ...]:
+        """Seats that played their last tile, in order (several only under R24)."""
+        return tuple(self._out_seats)
+
+    def hand_value(self, seat: int) -> int:
+        """Pip total of ``seat``'s hand, the double-blank at 50 or 0 (R26, V-blank-zero)."""
+        value, total, m = self._value, 0, self.hands[seat]
+        while m:
+            low = m & -m
+            total += value[low.bit_length() - 1]
+            m ^= low
+        return total
+
+    def scores(self) -> list[int]:
+        """R26 round scores (0 for a seat that went out); ValueError before the round ends."""
+        if self._end_reason is None:
+            raise ValueError("the round is not over: scores exist only at its end (R26)")
+        return [0 if k in self._out_seats else self.hand_value(k) for k in range(self._n)]
+
+    # ------------------------------------------------------------------ copy
+    def copy(self) -> RoundState:
+        """An independent copy (shares only immutable tables); cheap enough for search."""
+        new = object.__new__(RoundState)
+        for name in _SHARED_SLOTS:
+            object.__setattr__(new, name, getattr(self, name))
+        new.hands = self.hands[:]
+        new._boneyard = self._boneyard[:]
+        new._trains = [t[:] for t in self._trains]
+        new._ends = self._ends[:]
+        new._marked = self._marked[:]
+        new._open_doubles = self._open_doubles[:]
+        new._turn_doubles = self._turn_doubles[:]
+        new._first_pending = self._first_pending[:]
+        new._out_seats = self._out_seats[:]
+        new._legal = None
+        return new
+
+    # ------------------------------------------------------------------ read-only view
+    @property
+    def num_seats(self) -> int:
+        return self._n
+
+    @property
+    def mexican_train(self) -> int:
+        """The Mexican train's index (= number of seats)."""
+        return self._n
+
+    @property
+    def seat(self) -> int:
+        """The seat to act (after the round ends: the seat that acted last)."""
+        return self._seat
+
+    def hand(self, seat: int) -> list[Tile]:
+        return [self._ts.tiles[i] for i in self._ts.ids_in(self.hands[seat])]
+
+    @property
+    def boneyard(self) -> list[Tile]:
+        """The boneyard in draw order (first element is drawn next). Hidden information."""
+        return [self._ts.tiles[i] for i in reversed(self._boneyard)]
+
+    @property
+    def boneyard_size(self) -> int:
+        return len(self._boneyard)
+
+    def train(self, train: int) -> list[Tile]:
+        """A train's tiles from the engine outward, each oriented ``(inner, outer)``."""
+        out, end = [], self.engine
+        for i in self._trains[train]:
+            a, b = self._ts.tiles[i]
+            if a != end:
+                a, b = b, a
+            out.append((a, b))
+            end = b
+        return out
+
+    def train_ids(self, train: int) -> tuple[int, ...]:
+        return tuple(self._trains[train])
+
+    def train_length(self, train: int) -> int:
+        return len(self._trains[train])
+
+    def open_end(self, train: int) -> int:
+        return self._ends[train]
+
+    def is_marked(self, seat: int) -> bool:
+        return self._marked[seat]
+
+    @property
+    def mexican_started(self) -> bool:
+        return bool(self._trains[self._n])
+
+    @property
+    def open_doubles(self) -> list[int]:
+        """Trains whose open double is unsatisfied, in the order they became open (R19)."""
+        return self._open_doubles[:]
+
+    @property
+    def restricting_train(self) -> int | None:
+        """The train of the open double the seat to act must satisfy (R20–R22), or None.
+
+        In a free first turn open doubles restrict nobody (R11)."""
+        if self._free_first and self._first_pending[self._seat]:
+            return None
+        r = self._restricting()
+        return None if r < 0 else r
+
+    def is_dead_double(self, train: int) -> bool:
+        """R22: no tile in a hand or the boneyard bears this open double's pip."""
+        return not self._unplayed & self._ts.pip_mask[self._ends[train]]
+
+    def first_turn_pending(self, seat: int) -> bool:
+        return self._first_pending[seat]
+
+    @property
+    def in_free_first_turn(self) -> bool:
+        return self._free_first and self._first_pending[self._seat]
+
+    @property
+    def follow_up_owed(self) -> bool:
+        """The seat to act played a double this ordinary turn and must play again (R16)."""
+        return self._follow_up >= 0
+
+    @property
+    def follow_up_train(self) -> int | None:
+        return self._follow_up if self._follow_up >= 0 else None
+
+    @property
+    def drawn_since_play(self) -> bool:
+        return self._drawn >= 0
+
+    @property
+    def drawn_tile(self) -> Tile | None:
+        return self._ts.tiles[self._drawn] if self._drawn >= 0 else None
+
+    @property
+    def tiles_played_this_turn(self) -> int:
+        return self._turn_plays
+
+    @property
+    def turns_without_play(self) -> int:
+        return self._no_play_turns
+
+    @property
+    def turns_completed(self) -> int:
+        return self._turns
+
+    @property
+    def table_mask(self) -> int:
+        """Bitset of the tiles on the table, the engine included."""
+        return self._ts.full_mask ^ self._unplayed
+
+    def describe(self, move: int) -> str:
+        return self.codec.describe(move)
+
+
+_SHARED_SLOTS = (
+    "config",
+    "codec",
+    "engine",
+    "_ts",
+    "_n",
+    "_n1",
+    "_draw",
+    "_pass",
+    "_free_first",
+    "_draw_first",
+    "_oldest_first",
+    "_dead_rule",
+    "_follow_on_double",
+    "_value",
+    "_unplayed",
+    "_seat",
+    "_turn_plays",
+    "_drawn",
+    "_follow_up",
+    "_no_play_turns",
+    "_end_reason",
+    "_turns",
+)
