@@ -110,7 +110,11 @@ class RulesConfig:
         _choice("doubles_order", self.doubles_order, DOUBLES_ORDERS)
         _choice("engine_source", self.engine_source, ENGINE_SOURCES)
         _choice("scoring", self.scoring, SCORINGS)
-        _choice("double_blank_value", self.double_blank_value, (50, 0))
+        if not is_int(self.double_blank_value) or self.double_blank_value not in (50, 0):
+            raise ValueError(
+                f"double_blank_value={self.double_blank_value!r}: expected 50 (R26) or 0 "
+                f"(V-blank-zero)"
+            )
         for flag in ("follow_up_on_double", "dead_doubles"):
             if not isinstance(getattr(self, flag), bool):
                 raise ValueError(f"{flag}={getattr(self, flag)!r}: expected True or False")

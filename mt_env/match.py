@@ -85,6 +85,8 @@ class Match:
         self.rng = random.Random(seed)
         self._deals = [Deal.coerce(d) for d in deals]
         self.results: list[RoundResult] = []
+        self._totals = [0] * config.num_seats
+        self._over = False
         self.round_index = 0
         self.state = self._deal(0, previous_start=None)
 
@@ -109,18 +111,18 @@ class Match:
 
     @property
     def is_over(self) -> bool:
-        return len(self.results) == self.config.num_rounds
+        return self._over
 
     def legal_moves(self) -> list[int]:
-        return [] if self.is_over else self.state.legal_moves()
+        return [] if self._over else self.state.legal_moves()
 
     def apply(self, move: int) -> RoundResult | None:
         """Make a move; returns the round's result if it ended the round, else None."""
-        if self.is_over:
+        if self._over:
             raise ValueError(f"move {move!r}: the match is over, no move is legal (C3)")
         state = self.state
         state.apply(move)
-        if not state.is_over:
+        if state._end_reason is None:
             return None
         values = state.scores()
         result = RoundResult(
@@ -133,15 +135,17 @@ class Match:
             scores=score_round(self.config, state),
         )
         self.results.append(result)
-        if not self.is_over:
+        self._totals = [a + b for a, b in zip(self._totals, result.scores, strict=True)]
+        self._over = len(self.results) == self.config.num_rounds
+        if not self._over:
             self.round_index += 1
             self.state = self._deal(self.round_index, previous_start=result.start_seat)
         return result
 
     @property
     def totals(self) -> list[int]:
-        n = self.config.num_seats
-        return [sum(r.scores[k] for r in self.results) for k in range(n)]
+        """Each seat's match total so far (R27)."""
+        return self._totals[:]
 
     def places(self) -> list[int]:
         """Places after the rounds played so far (R27/R28 or V-positive-score)."""

@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .actions import MoveCodec
 from .config import RulesConfig
 from .match import Match
 from .rules import RoundState
+from .tiles import tile_set
 
 OBSERVATION_VERSION = 1
 
@@ -82,61 +84,96 @@ class ObservationEncoder:
             offset += size
         self.size = offset
         self.num_actions = (n + 1) * t + 2
-        self._nbytes = (t + 7) // 8
         self._o = {name: s.start for name, s in self.pieces.items()}
         self._npip = npip
+        # per observer: relative train -> absolute train, and back
+        self._rel = [[(seat + r) % n for r in range(n)] + [n] for seat in range(n)]
+        self._to_rel = [[(tr - seat) % n for tr in range(n)] + [n] for seat in range(n)]
+        codec = MoveCodec(n, config.max_pip)
+        self._move_to_action = [
+            np.array([codec.to_action(m, seat) for m in range(self.num_actions)], dtype=np.intp)
+            for seat in range(n)
+        ]
+        self.high = self._high()
 
-    def _bits(self, mask: int) -> np.ndarray:
-        raw = np.frombuffer(mask.to_bytes(self._nbytes, "little"), dtype=np.uint8)
-        return np.unpackbits(raw, bitorder="little", count=self.config.num_tiles)
+    def _high(self) -> np.ndarray:
+        """Upper bounds of every entry (the lower bound is 0 everywhere)."""
+        cfg = self.config
+        high = np.ones(self.size, dtype=np.float64)
+        t, npip = cfg.num_tiles, cfg.max_pip + 1
+        pips_total = sum(tile_set(cfg.max_pip).pips) + cfg.double_blank_value
+        counted = {
+            "train_length": (t - 1) / npip,  # every tile but the engine on one train
+            "hand_sizes": (t - 1) / cfg.hand_size,  # draws can grow a hand (R18)
+            "scores": cfg.num_rounds * pips_total * 0.01,  # a round scores at most the set
+        }
+        for name, bound in counted.items():
+            # a hair of headroom: values are computed in float64, then rounded to float32
+            high[self.pieces[name]] = bound * (1.0 + 1e-6)
+        return high.astype(np.float32)
+
+    def _bits(self, mask: int, count: int) -> np.ndarray:
+        raw = np.frombuffer(mask.to_bytes((count + 7) // 8, "little"), dtype=np.uint8)
+        return np.unpackbits(raw, bitorder="little", count=count)
 
     def encode(self, match: Match, seat: int) -> np.ndarray:
         """The observation of ``seat`` in the match's current round."""
         st: RoundState = match.state
         cfg = self.config
-        n, npip, o = cfg.num_seats, self._npip, self._o
+        n, npip, o, t = cfg.num_seats, self._npip, self._o, cfg.num_tiles
         obs = np.zeros(self.size, dtype=np.float32)
-        t = cfg.num_tiles
-        obs[o["hand"] : o["hand"] + t] = self._bits(st.hands[seat])
-        obs[o["table"] : o["table"] + t] = self._bits(st.table_mask)
-        rel = [(seat + r) % n for r in range(n)] + [n]  # relative train -> absolute train
+        # hand and table are adjacent pieces: one unpacking fills both
+        obs[: 2 * t] = self._bits(st.hands[seat] | st.table_mask << t, 2 * t)
+        rel = self._rel[seat]  # relative train -> absolute train
+        ones = [o["engine"] + st.engine, o["round"] + min(match.round_index, cfg.num_rounds - 1)]
+        end0, len0 = o["train_end"], o["train_length"]
         inv_pip = 1.0 / npip
-        open_doubles = st.open_doubles
-        if cfg.doubles_order == "newest":
-            open_doubles = open_doubles[::-1]
         for r, tr in enumerate(rel):
-            obs[o["train_end"] + r * npip + st.open_end(tr)] = 1.0
-            obs[o["train_length"] + r] = st.train_length(tr) * inv_pip
-            if tr in open_doubles:
-                obs[o["open_double"] + r] = 1.0
-                obs[o["open_double_rank"] + r] = 1.0 / (1 + open_doubles.index(tr))
+            ones.append(end0 + r * npip + st.open_end(tr))
+            obs[len0 + r] = st.train_length(tr) * inv_pip
+        open_doubles = st.open_doubles
+        if open_doubles:
+            if cfg.doubles_order == "newest":
+                open_doubles.reverse()
+            to_rel = self._to_rel[seat]
+            for k, tr in enumerate(open_doubles):
+                r = to_rel[tr]
+                ones.append(o["open_double"] + r)
+                obs[o["open_double_rank"] + r] = 1.0 / (1 + k)
                 if st.is_dead_double(tr):
-                    obs[o["dead_double"] + r] = 1.0
+                    ones.append(o["dead_double"] + r)
         inv_hand = 1.0 / cfg.hand_size
+        hs, marked0, first0 = o["hand_sizes"], o["train_marked"], o["first_turn_pending"]
         for r in range(n):
             k = rel[r]
-            obs[o["train_marked"] + r] = st.is_marked(k)
-            obs[o["hand_sizes"] + r] = st.hands[k].bit_count() * inv_hand
-            obs[o["first_turn_pending"] + r] = st.first_turn_pending(k)
-        obs[o["mexican_started"]] = st.mexican_started
+            if st.is_marked(k):
+                ones.append(marked0 + r)
+            if st.first_turn_pending(k):
+                ones.append(first0 + r)
+            obs[hs + r] = st.hands[k].bit_count() * inv_hand
+        if st.mexican_started:
+            ones.append(o["mexican_started"])
         obs[o["boneyard_size"]] = st.boneyard_size / t
-        obs[o["engine"] + st.engine] = 1.0
-        obs[o["round"] + min(match.round_index, cfg.num_rounds - 1)] = 1.0
         if st.seat == seat and not st.is_over:
-            to_rel = (lambda tr: n if tr == n else (tr - seat) % n)
+            to_rel = self._to_rel[seat]
             p = o["phase"]
-            obs[p] = 1.0
-            obs[p + 1] = st.in_free_first_turn
-            obs[p + 2] = st.follow_up_owed
-            obs[p + 3] = st.drawn_since_play
-            if st.restricting_train is not None:
-                obs[o["restricting"] + to_rel(st.restricting_train)] = 1.0
-            if st.follow_up_train is not None:
-                obs[o["follow_up_train"] + to_rel(st.follow_up_train)] = 1.0
-        totals = match.totals if match.results else None
-        if totals:
+            ones.append(p)
+            if st.in_free_first_turn:
+                ones.append(p + 1)
+            follow = st.follow_up_train
+            if follow is not None:
+                ones += (p + 2, o["follow_up_train"] + to_rel[follow])
+            if st.drawn_since_play:
+                ones.append(p + 3)
+            restricting = st.restricting_train
+            if restricting is not None:
+                ones.append(o["restricting"] + to_rel[restricting])
+        obs[ones] = 1.0
+        if match.results:
+            totals = match.totals
+            sc = o["scores"]
             for r in range(n):
-                obs[o["scores"] + r] = totals[rel[r]] / 100.0
+                obs[sc + r] = totals[rel[r]] * 0.01
         return obs
 
     def action_mask(self, match: Match, seat: int) -> np.ndarray:
@@ -144,8 +181,7 @@ class ObservationEncoder:
         mask = np.zeros(self.num_actions, dtype=np.int8)
         st = match.state
         if st.seat == seat and not match.is_over:
-            codec = st.codec
-            mask[[codec.to_action(m, seat) for m in st.legal_moves()]] = 1
+            mask[self._move_to_action[seat][st.legal_moves()]] = 1
         return mask
 
     def unpack(self, obs: np.ndarray) -> dict[str, np.ndarray]:
