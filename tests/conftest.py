@@ -1,0 +1,89 @@
+"""Shared helpers for the rules tests: explicit deals, move builders, state snapshots.
+
+Tiles are written as ``(a, b)`` pairs; trains as seat indices, the Mexican train as
+``state.mexican_train`` (= number of seats, R8).
+"""
+
+from __future__ import annotations
+
+from mt_env import Deal
+from mt_env.tiles import tile_set
+
+
+def make_deal(max_pip, hands, engine=None, start_seat=0, boneyard=(), rest="asc"):
+    """A :class:`Deal` from short ``hands``.
+
+    The boneyard is ``boneyard`` (drawn first, in that order) followed by every tile of
+    the double-``max_pip`` set that is in no hand, not in ``boneyard`` and not the engine,
+    in id order (``rest="asc"``), reverse id order (``"desc"``) or left out (``None``,
+    to build deliberately incomplete deals). ``engine`` defaults to ``max_pip``.
+    """
+    ts = tile_set(max_pip)
+    engine = max_pip if engine is None else engine
+    used = set()
+    for t in [*(t for h in hands for t in h), *boneyard]:
+        try:
+            used.add(ts.id_of(t))
+        except ValueError:  # a tile outside the set, for DealError tests
+            pass
+    if 0 <= engine <= max_pip:
+        used.add(ts.double_of[engine])
+    remaining = [ts.tiles[i] for i in range(ts.num_tiles) if i not in used]
+    if rest == "desc":
+        remaining.reverse()
+    elif rest is None:
+        remaining = []
+    return Deal(
+        hands=tuple(tuple(h) for h in hands),
+        boneyard=tuple(boneyard) + tuple(remaining),
+        engine=engine,
+        start_seat=start_seat,
+    )
+
+
+def mv(state, tile, train):
+    """The move ``play(tile, train)`` of ``state``'s codec (tile as an ``(a, b)`` pair)."""
+    return state.codec.play(tile_set(state.config.max_pip).id_of(tile), train)
+
+
+def plays(state, *pairs):
+    """The set of moves ``play(tile, train)`` for ``(tile, train)`` pairs."""
+    return {mv(state, t, tr) for t, tr in pairs}
+
+
+def legal(state):
+    return set(state.legal_moves())
+
+
+def do(state, *moves):
+    """Apply moves written as ``"draw"``, ``"pass"`` or ``(tile, train)``."""
+    for m in moves:
+        if m == "draw":
+            state.apply(state.codec.draw)
+        elif m == "pass":
+            state.apply(state.codec.pass_)
+        else:
+            state.apply(mv(state, *m))
+
+
+def snapshot(state):
+    """Everything observable about a round state, for "unchanged" comparisons."""
+    n = state.num_seats
+    return (
+        tuple(tuple(state.hand(k)) for k in range(n)),
+        tuple(state.boneyard),
+        tuple(tuple(state.train(t)) for t in range(n + 1)),
+        tuple(state.open_end(t) for t in range(n + 1)),
+        tuple(state.is_marked(k) for k in range(n)),
+        tuple(state.open_doubles),
+        tuple(state.first_turn_pending(k) for k in range(n)),
+        state.seat,
+        state.end_reason,
+        state.out_seats,
+        state.follow_up_train,
+        state.drawn_tile,
+        state.tiles_played_this_turn,
+        state.turns_without_play,
+        state.turns_completed,
+        tuple(state.legal_moves()),
+    )
