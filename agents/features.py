@@ -1,0 +1,184 @@
+"""Features the PPO policy may add to its observation, derived from the observation alone.
+
+Planning which chain of one's hand to keep for one's own train is the heart of
+the game, and an MLP finds longest paths in a tile graph slowly. These features
+hand it the answer, computed only from what the observing seat knows (its hand,
+the table, the trains' open ends and markers — all in the observation), so they
+leak nothing. The longest chain is :class:`agents.chains.ChainPlanner`'s (the
+search the ``longest-train`` baseline uses), cached per (hand, open end).
+
+| feature set | policy input |
+|---|---|
+| ``"none"`` | the observation |
+| ``"planning"`` | the observation, then ``on_chain`` (T): hand tiles on the longest chain from the own train's open end; ``chain_length`` (1) / hand_size; ``chain_pips`` (1) / 100; ``matches`` (n+1): hand tiles joining each train's open end / hand_size |
+| ``"pairs"`` | the observation, then the per-tile, per-train, per-(tile, train) and global blocks below, read by the policy's pair head (:class:`agents.ppo.PolicyNet`) |
+
+``"pairs"`` blocks (T tiles, n+1 relative trains, N+1 pips):
+
+| block | shape | columns |
+|---|---|---|
+| tile | (T, 6) | in hand, on the planned chain, first tile of the chain, position on the chain (1 = first, falling), pips / 2N, double |
+| train | (n+1, 8) | own, Mexican, another seat's, marked, open double, restricting, follow-up owed there, length / (N+1) |
+| pair | (T, n+1, 3) | the tile joins the train's open end; hand tiles (others) matching the end it would leave / hand_size; unseen tiles matching that end / (N+1) |
+| global | 8 | smallest other hand / hand_size, own hand / hand_size, boneyard / T, free first turn, follow-up owed, drawn, a double restricts, own train marked |
+
+"Unseen" tiles are in no hand of the observer and not on the table: the other
+seats' hands and the boneyard together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.chains import ChainPlanner
+from mt_env.config import RulesConfig
+from mt_env.observation import ObservationEncoder
+from mt_env.tiles import tile_set
+
+FEATURE_SETS = ("none", "planning", "pairs")
+TILE_COLS, TRAIN_COLS, PAIR_COLS, GLOBAL_COLS = 6, 8, 3, 8
+
+
+@dataclass(frozen=True)
+class PairLayout:
+    """Where the ``"pairs"`` blocks sit in a policy input vector."""
+
+    num_tiles: int
+    num_trains: int
+    tile: slice
+    train: slice
+    pair: slice
+    glob: slice
+
+
+def pair_layout(config: RulesConfig) -> PairLayout:
+    t, n1 = config.num_tiles, config.num_trains
+    start = ObservationEncoder(config).size
+    sizes = [t * TILE_COLS, n1 * TRAIN_COLS, t * n1 * PAIR_COLS, GLOBAL_COLS]
+    edges = np.cumsum([start, *sizes]).tolist()
+    return PairLayout(t, n1, *(slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)))
+
+
+def feature_size(config: RulesConfig, features: str) -> int:
+    t, n1 = config.num_tiles, config.num_trains
+    if features == "none":
+        return 0
+    if features == "planning":
+        return t + 2 + n1
+    if features == "pairs":
+        return t * TILE_COLS + n1 * TRAIN_COLS + t * n1 * PAIR_COLS + GLOBAL_COLS
+    raise ValueError(f"features={features!r}: expected one of {FEATURE_SETS}")
+
+
+class Featurizer:
+    """``(B, D)`` observations -> ``(B, D + feature_size)`` policy inputs."""
+
+    def __init__(self, config: RulesConfig, features: str) -> None:
+        self.extra = feature_size(config, features)  # validates the name
+        self.features = features
+        self.config = config
+        if features == "none":
+            return
+        enc = ObservationEncoder(config)
+        self.tiles = tiles = tile_set(config.max_pip)
+        self.planner = ChainPlanner(tiles)
+        self.views = enc.pieces
+        self.n, self.n1, self.npip, self.t = (
+            config.num_seats, config.num_trains, config.max_pip + 1, config.num_tiles
+        )
+        self.low = np.array(tiles.low)
+        self.high = np.array(tiles.high)
+        self.pips = np.array(tiles.pips, dtype=np.float32)
+        self.is_double = np.array(tiles.is_double, dtype=np.float32)
+        # has_pip[t, p]: tile t bears pip p
+        self.has_pip = np.zeros((self.t, self.npip), dtype=np.float32)
+        self.has_pip[np.arange(self.t), self.low] = 1.0
+        self.has_pip[np.arange(self.t), self.high] = 1.0
+        self.inv_hand = 1.0 / config.hand_size
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if self.features == "none":
+            return obs
+        b, d = obs.shape
+        out = np.zeros((b, d + self.extra), dtype=np.float32)
+        out[:, :d] = obs
+        fill = self._planning if self.features == "planning" else self._pairs
+        for i in range(b):
+            fill(obs[i], out[i, d:])
+        return out
+
+    def _chain(self, hand: np.ndarray, own_end: int) -> tuple[int, ...]:
+        mask = int.from_bytes(np.packbits(hand > 0.5, bitorder="little").tobytes(), "little")
+        return self.planner.longest(mask, own_end)
+
+    def _planning(self, o: np.ndarray, row: np.ndarray) -> None:
+        v, t, n1 = self.views, self.t, self.n1
+        hand = o[v["hand"]]
+        ends = o[v["train_end"]].reshape(n1, self.npip).argmax(1)
+        chain = self._chain(hand, int(ends[0]))
+        row[list(chain)] = 1.0
+        row[t] = len(chain) * self.inv_hand
+        row[t + 1] = self.pips[list(chain)].sum() / 100.0
+        hand_per_pip = hand @ self.has_pip
+        row[t + 2 : t + 2 + n1] = hand_per_pip[ends] * self.inv_hand
+
+    def _pairs(self, o: np.ndarray, row: np.ndarray) -> None:
+        v, t, n, n1, npip = self.views, self.t, self.n, self.n1, self.npip
+        hand = o[v["hand"]]
+        table = o[v["table"]]
+        ends = o[v["train_end"]].reshape(n1, npip).argmax(1)
+        chain = self._chain(hand, int(ends[0]))
+        # tile block
+        tile = np.zeros((t, TILE_COLS), dtype=np.float32)
+        tile[:, 0] = hand
+        if chain:
+            ids = list(chain)
+            tile[ids, 1] = 1.0
+            tile[ids[0], 2] = 1.0
+            tile[ids, 3] = 1.0 - np.arange(len(ids)) / len(ids)
+        tile[:, 4] = self.pips / (2 * (npip - 1))
+        tile[:, 5] = self.is_double
+        # train block
+        train = np.zeros((n1, TRAIN_COLS), dtype=np.float32)
+        train[0, 0] = 1.0
+        train[n, 1] = 1.0
+        train[1:n, 2] = 1.0
+        train[:n, 3] = o[v["train_marked"]]
+        train[:, 4] = o[v["open_double"]]
+        train[:, 5] = o[v["restricting"]]
+        train[:, 6] = o[v["follow_up_train"]]
+        train[:, 7] = o[v["train_length"]]
+        # pair block: what each (tile, train) placement would leave open
+        joins_low = self.low[:, None] == ends[None, :]
+        joins = joins_low | (self.high[:, None] == ends[None, :])
+        new_end = np.where(joins_low, self.high[:, None], self.low[:, None])
+        hand_per_pip = hand @ self.has_pip
+        unseen_per_pip = (1.0 - hand - table) @ self.has_pip
+        pair = np.empty((t, n1, PAIR_COLS), dtype=np.float32)
+        pair[:, :, 0] = joins
+        pair[:, :, 1] = (hand_per_pip[new_end] - hand[:, None]) * self.inv_hand
+        pair[:, :, 2] = unseen_per_pip[new_end] / npip
+        # global block
+        phase = o[v["phase"]]
+        sizes = o[v["hand_sizes"]]
+        glob = np.array(
+            [
+                sizes[1:].min(),
+                sizes[0],
+                o[v["boneyard_size"]][0],
+                phase[1],
+                phase[2],
+                phase[3],
+                o[v["restricting"]].max(),
+                o[v["train_marked"]][0],
+            ],
+            dtype=np.float32,
+        )
+        row[:] = np.concatenate([tile.ravel(), train.ravel(), pair.ravel(), glob])
+
+
+def make_featurizer(config: RulesConfig, features: str) -> Featurizer:
+    """The featurizer of a feature set (see the module docstring)."""
+    return Featurizer(config, features)

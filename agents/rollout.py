@@ -1,0 +1,344 @@
+"""Self-play rollouts for PPO in a multi-seat, multi-move-per-turn game.
+
+Why this is its own module: in Mexican Train a seat may act several times in a
+row (free first turn, doubles, draw then play) and then wait while others act,
+and round rewards arrive after *another* seat's move. So the collector keeps one
+**stream** per (game, learner seat) — that seat's own sequence of decisions:
+
+- a decision (a move with more than one legal choice; forced moves are played
+  without the network) appends a transition to its seat's stream;
+- a reward (round end, match end) is added to the **last decision of each seat it
+  belongs to**, whoever moved last;
+- a stream ends (``done``) when its episode ends: the match, or the round when
+  ``round_is_episode`` (then the score reward of that round is the return);
+- GAE runs **per stream**: the next value of a transition is the value of the same
+  seat's next decision; at the end of a rollout each open stream keeps its last
+  transition (its successor is not known yet) and bootstraps the others from
+  its value; that transition is trained in the next batch.
+
+Seats are filled per match: ``learner_seats`` seats (random positions) for the
+learning policy, the others drawn from ``opponent_mix`` — ``"self"`` (the
+learning policy again, its decisions recorded too), ``"past"`` (a frozen
+snapshot from the pool, or self if the pool is empty) or a scripted baseline name
+(:func:`agents.make_agent`). Network seats are batched into one forward pass per
+policy. :class:`Collector` runs in-process; :class:`CollectorProcess` runs one in
+a worker process so that rollouts use every core.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from agents import make_agent
+from agents.features import make_featurizer
+from agents.ppo import PolicyNet, make_policy
+from mt_env.config import RulesConfig
+from mt_env.match import Match
+from mt_env.observation import ObservationEncoder
+from mt_env.rewards import match_rewards, round_rewards
+
+LEARNER = "self"
+PAST = "past"
+
+# A transition: [policy input, mask, action, logp, value, reward, done]
+_OBS, _MASK, _ACT, _LOGP, _VAL, _REW, _DONE = range(7)
+
+
+@dataclass
+class RolloutSpec:
+    """What a collector needs besides the policy weights (picklable for worker processes)."""
+
+    rules: RulesConfig
+    num_games: int
+    seed: int
+    reward: str
+    reward_scale: float
+    round_is_episode: bool
+    learner_seats: int
+    opponent_mix: dict[str, float]
+    features: str
+    hidden_sizes: tuple[int, ...]
+    gamma: float
+    gae_lambda: float
+
+
+class _Game:
+    __slots__ = ("match", "roles", "agents", "streams", "pool_index")
+
+    def __init__(self) -> None:
+        self.match: Match
+        self.roles: list[str] = []
+        self.agents: dict[int, object] = {}
+        self.streams: dict[int, list[list]] = {}
+        self.pool_index: dict[int, int] = {}
+
+
+class Collector:
+    """Runs ``spec.num_games`` matches at once and returns PPO batches from them."""
+
+    def __init__(self, spec: RolloutSpec) -> None:
+        self.spec = spec
+        self.cfg = spec.rules
+        self.enc = ObservationEncoder(spec.rules)
+        self.featurize = make_featurizer(spec.rules, spec.features)
+        self.rng = random.Random(spec.seed)
+        self.torch_gen = torch.Generator().manual_seed(spec.seed)
+        self.policy = make_policy(spec.rules, spec.features, spec.hidden_sizes)
+        self.pool: list[PolicyNet] = []
+        self._scripted: dict[str, list] = {}
+        names, weights = zip(*sorted(spec.opponent_mix.items()), strict=True)
+        self._mix_names, self._mix_weights = list(names), list(weights)
+        self.finished: list[tuple] = []
+        self.ready = 0
+        self.stats = _Stats()
+        self.games = [_Game() for _ in range(spec.num_games)]
+        for g in self.games:
+            self._new_match(g)
+
+    # ---------------------------------------------------------------- set-up
+    def set_pool(self, state_dicts: list[dict]) -> None:
+        self.pool = []
+        for sd in state_dicts:
+            net = make_policy(self.spec.rules, self.spec.features, self.spec.hidden_sizes)
+            net.load_state_dict(sd)
+            net.eval()
+            self.pool.append(net)
+
+    def _new_match(self, g: _Game) -> None:
+        n = self.cfg.num_seats
+        seats = list(range(n))
+        self.rng.shuffle(seats)
+        learners = set(seats[: self.spec.learner_seats])
+        g.roles = []
+        g.agents = {}
+        g.pool_index = {}
+        for seat in range(n):
+            role = LEARNER if seat in learners else self._draw_opponent()
+            if role == PAST:
+                if self.pool:
+                    g.pool_index[seat] = self.rng.randrange(len(self.pool))
+                else:
+                    role = LEARNER
+            g.roles.append(role)
+            if role not in (LEARNER, PAST):
+                agent = make_agent(role, self.cfg, seed=self.rng.randrange(2**31))
+                agent.reset()
+                g.agents[seat] = agent
+        g.streams = {seat: [] for seat in range(n) if g.roles[seat] == LEARNER}
+        g.match = Match(self.cfg, seed=self.rng.randrange(2**63))
+
+    def _draw_opponent(self) -> str:
+        return self.rng.choices(self._mix_names, self._mix_weights)[0]
+
+    # ---------------------------------------------------------------- stepping
+    def step(self, g: _Game, seat: int, action: int) -> None:
+        m = g.match
+        result = m.apply(m.state.codec.to_move(action, seat))
+        self.stats.env_steps += 1
+        if result is None:
+            return
+        spec = self.spec
+        rewards = round_rewards(spec.reward, self.cfg, result, spec.reward_scale)
+        for s, stream in g.streams.items():
+            self.stats.round_scores.append(result.scores[s])
+            if rewards is not None and stream:
+                stream[-1][_REW] += rewards[s]  # credited to this seat's last decision
+        for s, role in enumerate(g.roles):
+            if role != LEARNER:
+                self.stats.opponent_scores.append(result.scores[s])
+        if m.is_over:
+            places = m.places()
+            final = match_rewards(spec.reward, places)
+            for s, stream in g.streams.items():
+                if final is not None and stream:
+                    stream[-1][_REW] += final[s]
+                self.stats.record_match(places, s, g.roles)
+                self._close(stream)
+            self._new_match(g)
+        elif spec.round_is_episode:
+            for stream in g.streams.values():
+                self._close(stream)
+
+    def _close(self, stream: list[list]) -> None:
+        """The stream's episode ended: all its transitions are ready (bootstrap 0)."""
+        if not stream:
+            return
+        stream[-1][_DONE] = True
+        self.ready += 1  # its last transition becomes ready too
+        self._flush(stream, next_value=0.0, keep_last=False)
+
+    def _flush(self, stream: list[list], next_value: float, keep_last: bool) -> None:
+        """GAE over the stream's ready transitions, moved to ``finished``."""
+        gamma, lam = self.spec.gamma, self.spec.gae_lambda
+        body = stream[:-1] if keep_last else stream
+        adv = 0.0
+        out = []
+        for tr in reversed(body):
+            nonterminal = 0.0 if tr[_DONE] else 1.0
+            delta = tr[_REW] + gamma * next_value * nonterminal - tr[_VAL]
+            adv = delta + gamma * lam * nonterminal * adv
+            out.append((tr[_OBS], tr[_MASK], tr[_ACT], tr[_LOGP], tr[_VAL], adv, adv + tr[_VAL]))
+            next_value = tr[_VAL]
+        self.finished.extend(reversed(out))
+        del stream[: len(body)]
+
+    def record(self, g: _Game, seat: int, x, mask, action: int, logp: float, value: float) -> None:
+        """A learner decision of ``seat``: appended to that seat's own stream."""
+        stream = g.streams[seat]
+        if stream:
+            self.ready += 1  # the previous decision of this seat now has a successor
+        stream.append([x, mask, action, logp, value, 0.0, False])
+
+    def _advance_scripted(self, g: _Game) -> None:
+        """Play forced moves and scripted seats until a network seat (learner or past)
+        has a real choice to make."""
+        enc = self.enc
+        while True:
+            m = g.match
+            seat = m.state.seat
+            legal = m.state.legal_moves()
+            if len(legal) == 1:  # a forced move (C2) is no decision: nothing to learn from it
+                self.step(g, seat, m.state.codec.to_action(legal[0], seat))
+                continue
+            role = g.roles[seat]
+            if role in (LEARNER, PAST):
+                return
+            agent = g.agents[seat]
+            self.step(g, seat, agent.act(enc.encode(m, seat), enc.action_mask(m, seat)))
+
+    @torch.no_grad()
+    def collect(self, state_dict: dict, min_steps: int) -> dict:
+        """Play until at least ``min_steps`` learner transitions are ready; return the batch."""
+        self.policy.load_state_dict(state_dict)
+        self.policy.eval()
+        enc = self.enc
+        while self.ready < min_steps:
+            for g in self.games:
+                self._advance_scripted(g)
+            groups: dict[int, list[_Game]] = {}
+            for g in self.games:
+                seat = g.match.state.seat
+                key = -1 if g.roles[seat] == LEARNER else g.pool_index[seat]
+                groups.setdefault(key, []).append(g)
+            for key, games in groups.items():
+                seats = [g.match.state.seat for g in games]
+                obs = np.stack([enc.encode(g.match, s) for g, s in zip(games, seats, strict=True)])
+                masks = np.stack(
+                    [enc.action_mask(g.match, s) for g, s in zip(games, seats, strict=True)]
+                ).astype(bool)
+                x = self.featurize(obs)
+                net = self.policy if key == -1 else self.pool[key]
+                logits, values = net(torch.from_numpy(x), torch.from_numpy(masks))
+                dist = torch.distributions.Categorical(logits=logits)
+                actions = torch.multinomial(dist.probs, 1, generator=self.torch_gen).squeeze(-1)
+                logps = dist.log_prob(actions).numpy()
+                actions, values = actions.numpy(), values.numpy()
+                for i, (g, seat) in enumerate(zip(games, seats, strict=True)):
+                    a = int(actions[i])
+                    if key == -1:
+                        self.record(g, seat, x[i], masks[i], a, float(logps[i]), float(values[i]))
+                    self.step(g, seat, a)
+        for g in self.games:
+            for stream in g.streams.values():
+                if len(stream) > 1:
+                    self._flush(stream, next_value=stream[-1][_VAL], keep_last=True)
+        batch = _stack(self.finished)
+        batch["stats"] = self.stats.take()
+        self.finished = []
+        self.ready = 0
+        return batch
+
+
+def _stack(rows: list[tuple]) -> dict:
+    obs, masks, actions, logps, values, advs, rets = zip(*rows, strict=True)
+    return {
+        "obs": np.stack(obs).astype(np.float32),
+        "masks": np.stack(masks),
+        "actions": np.asarray(actions, dtype=np.int64),
+        "logprobs": np.asarray(logps, dtype=np.float32),
+        "values": np.asarray(values, dtype=np.float32),
+        "advantages": np.asarray(advs, dtype=np.float32),
+        "returns": np.asarray(rets, dtype=np.float32),
+    }
+
+
+def _mean(xs: list) -> float:
+    return float(np.mean(xs)) if xs else float("nan")
+
+
+class _Stats:
+    """Counters reported with each batch (and reset by ``take``)."""
+
+    def __init__(self) -> None:
+        self.env_steps = 0
+        self.round_scores: list[int] = []
+        self.opponent_scores: list[int] = []
+        self.matches = 0
+        self.wins = 0.0
+        self.places: list[int] = []
+
+    def record_match(self, places: list[int], seat: int, roles: list[str]) -> None:
+        self.matches += 1
+        self.places.append(places[seat])
+        if places[seat] == 1:
+            self.wins += 1.0 / places.count(1)
+
+    def take(self) -> dict:
+        out = {
+            "env_steps": self.env_steps,
+            "learner_matches": self.matches,
+            "learner_win_rate": self.wins / self.matches if self.matches else float("nan"),
+            "learner_mean_place": _mean(self.places),
+            "learner_round_score": _mean(self.round_scores),
+            "opponent_round_score": _mean(self.opponent_scores),
+        }
+        self.__init__()
+        return out
+
+
+# -------------------------------------------------------------------- worker processes
+def _worker(conn, spec: RolloutSpec) -> None:
+    torch.set_num_threads(1)
+    collector = Collector(spec)
+    while True:
+        cmd, *args = conn.recv()
+        if cmd == "collect":
+            conn.send(collector.collect(*args))
+        elif cmd == "pool":
+            collector.set_pool(*args)
+        elif cmd == "close":
+            conn.close()
+            return
+
+
+class CollectorProcess:
+    """A :class:`Collector` in its own process; same ``collect``/``set_pool`` calls."""
+
+    def __init__(self, spec: RolloutSpec) -> None:
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child, spec), daemon=True)
+        self.proc.start()
+
+    def start_collect(self, state_dict: dict, min_steps: int) -> None:
+        self.conn.send(("collect", state_dict, min_steps))
+
+    def result(self) -> dict:
+        return self.conn.recv()
+
+    def set_pool(self, state_dicts: list[dict]) -> None:
+        self.conn.send(("pool", state_dicts))
+
+    def close(self) -> None:
+        try:
+            self.conn.send(("close",))
+        except (BrokenPipeError, OSError):
+            pass
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.terminate()

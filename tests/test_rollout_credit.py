@@ -1,0 +1,114 @@
+"""Per-seat credit assignment in self-play rollouts (issue 4), on a scripted game.
+
+Each seat's decisions form their own stream; a round reward that arrives after
+another seat's move is credited to each seat's *last* decision; GAE runs per seat.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.rollout import Collector, RolloutSpec
+from mt_env import Deal, Match, RulesConfig
+
+RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
+# Engine 6|6. Seat 0 lays 6|5, 5|4 in its free first turn, cannot place 0|0 and passes;
+# seat 1 lays 6|1, 1|2 and goes out in its first turn: the round ends once both have had
+# their first turn (R24). Seat 0 keeps 0|0 = 50 points (R26).
+HANDS = [[(6, 5), (5, 4), (0, 0)], [(6, 1), (1, 2)]]
+
+
+def _deal() -> Deal:
+    used = {tuple(sorted(t)) for h in HANDS for t in h} | {(6, 6)}
+    rest = [(a, b) for a in range(7) for b in range(a, 7) if (a, b) not in used]
+    return Deal(hands=HANDS, boneyard=rest, engine=6, start_seat=0)
+
+
+def _collector(reward: str, gamma: float = 1.0, lam: float = 0.95) -> Collector:
+    spec = RolloutSpec(
+        rules=RULES, num_games=1, seed=0, reward=reward, reward_scale=0.01,
+        round_is_episode=True, learner_seats=2, opponent_mix={"self": 1.0}, features="none",
+        hidden_sizes=(8,), gamma=gamma, gae_lambda=lam,
+    )
+    return Collector(spec)
+
+
+def _play_scripted(col: Collector, values: dict[int, list[float]]) -> list[int]:
+    """Drive the scripted game, recording every decision with the given values."""
+    g = col.games[0]
+    g.match = Match(RULES, deals=[_deal()])
+    g.roles = ["self", "self"]
+    g.streams = {0: [], 1: []}
+    enc, codec = col.enc, g.match.state.codec
+    script = [(0, (6, 5), 0), (0, (5, 4), 0), (0, None, None), (1, (6, 1), 1), (1, (1, 2), 1)]
+    ts = g.match.state._ts
+    seen = {0: 0, 1: 0}
+    actors = []
+    for seat, tile, train in script:
+        st = g.match.state
+        assert st.seat == seat
+        move = codec.pass_ if tile is None else codec.play(ts.id_of(tile), train)
+        action = codec.to_action(move, seat)
+        obs, mask = enc.encode(g.match, seat), enc.action_mask(g.match, seat)
+        assert mask[action] == 1
+        col.record(g, seat, obs, mask.astype(bool), action, -0.1, values[seat][seen[seat]])
+        seen[seat] += 1
+        actors.append(seat)
+        if g.match.state.is_over:
+            break
+        col.step(g, seat, action)
+    return actors
+
+
+def test_rewards_go_to_each_seats_last_decision_and_gae_runs_per_seat():
+    values = {0: [0.1, 0.2, 0.3], 1: [0.4, 0.5]}
+    col = _collector("score_zero_sum")
+    _play_scripted(col, values)
+    batch_rows = col.finished
+    # 5 decisions in all, every one closed by the round's end (the episode).
+    assert len(batch_rows) == 5
+    # R26: seat 0 holds 0|0 = 50, seat 1 went out: zero-sum rewards -0.5 and +0.5, which
+    # arrived on seat 1's move but are credited to seat 0's pass too.
+    by_seat = {0: batch_rows[:3], 1: batch_rows[3:]}
+    gamma, lam = 1.0, 0.95
+    for seat, final_reward in ((0, -0.5), (1, 0.5)):
+        vals = values[seat]
+        rewards = [0.0] * (len(vals) - 1) + [final_reward]
+        # Independent GAE over this seat's own decisions only.
+        adv, expected = 0.0, []
+        for i in reversed(range(len(vals))):
+            nxt = vals[i + 1] if i + 1 < len(vals) else 0.0
+            nonterminal = 1.0 if i + 1 < len(vals) else 0.0
+            delta = rewards[i] + gamma * nxt * nonterminal - vals[i]
+            adv = delta + gamma * lam * nonterminal * adv
+            expected.append(adv)
+        expected.reverse()
+        got = [row[5] for row in by_seat[seat]]
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+        np.testing.assert_allclose([row[6] for row in by_seat[seat]],
+                                   np.array(expected) + np.array(vals), rtol=1e-6)
+        assert [row[4] for row in by_seat[seat]] == pytest.approx(vals)
+
+
+def test_open_streams_bootstrap_from_the_same_seats_next_decision():
+    """Mid-episode, a seat's transitions bootstrap from that seat's next value, not the
+    next value of whoever acted next; the open transition waits for the next batch."""
+    col = _collector("score", gamma=0.9, lam=0.8)
+    g = col.games[0]
+    g.match = Match(RULES, deals=[_deal()])
+    g.roles = ["self", "self"]
+    g.streams = {0: [], 1: []}
+    enc, codec, ts = col.enc, g.match.state.codec, g.match.state._ts
+    for tile, value in (((6, 5), 1.0), ((5, 4), 2.0)):
+        move = codec.play(ts.id_of(tile), 0)
+        obs, mask = enc.encode(g.match, 0), enc.action_mask(g.match, 0)
+        col.record(g, 0, obs, mask.astype(bool), codec.to_action(move, 0), -0.1, value)
+        col.step(g, 0, codec.to_action(move, 0))
+    assert col.ready == 1  # the first decision has a successor, the second does not yet
+    stream = g.streams[0]
+    col._flush(stream, next_value=stream[-1][4], keep_last=True)
+    (row,) = col.finished
+    # delta = r + gamma * V(next decision of seat 0) - V = 0 + 0.9 * 2.0 - 1.0
+    assert row[5] == pytest.approx(0.9 * 2.0 - 1.0)
+    assert len(stream) == 1 and stream[0][4] == 2.0

@@ -1,0 +1,203 @@
+"""The PPO trainer: smoke run through the real script, checkpoints, resume, masking, config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import train
+from agents.ppo import (
+    CheckpointError,
+    PolicyNet,
+    PPOAgent,
+    build_policy,
+    layout,
+    load_checkpoint,
+    save_checkpoint,
+)
+from mt_env import Match, RulesConfig
+from mt_env.observation import ObservationEncoder
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = [
+    "--config", "quick", "--total-steps", "600", "--rollout-steps", "300",
+    "--games-per-worker", "4", "--num-workers", "0", "--no-progress",
+    "--eval-every", "0", "--final-eval-games", "0", "--checkpoint-every", "1",
+    "--snapshot-every", "1",
+]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    """A few hundred learner steps through the real script, in a subprocess."""
+    runs = tmp_path_factory.mktemp("runs")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), *SMOKE, "--run-dir", str(runs)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "trained" in proc.stdout
+    return runs / "quick-seed1"
+
+
+def test_smoke_run_writes_checkpoints_and_logs(smoke_run: Path):
+    for name in ("checkpoint.pt", "final.pt", "config.json", "log.csv"):
+        assert (smoke_run / name).is_file(), name
+    rows = (smoke_run / "log.csv").read_text().strip().splitlines()
+    assert rows[0].startswith("update,global_step")
+    assert len(rows) == 1 + 2  # two updates of >= 300 steps reach 600
+    assert list((smoke_run / "tb").glob("events.out.tfevents.*"))
+    data = load_checkpoint(smoke_run / "checkpoint.pt", RulesConfig(num_seats=2))
+    assert data["global_step"] >= 600 and data["iteration"] == 2
+    assert len(data["pool"]) == 2  # a snapshot per update
+    assert "optimizer" not in load_checkpoint(smoke_run / "final.pt")
+
+
+def test_save_load_gives_identical_actions(smoke_run: Path):
+    rules = RulesConfig(num_seats=2)
+    data = load_checkpoint(smoke_run / "checkpoint.pt", rules)
+    net = build_policy(data)
+    agent = PPOAgent.from_checkpoint(smoke_run / "final.pt", rules)
+    enc = ObservationEncoder(rules)
+    rng = np.random.default_rng(0)
+    from agents.features import make_featurizer
+
+    featurize = make_featurizer(rules, data["features"])
+    match = Match(rules, seed=3)
+    checked = 0
+    while not match.is_over and checked < 60:
+        seat = match.state.seat
+        obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
+        with torch.no_grad():
+            logits, _ = net(torch.from_numpy(featurize(obs[None])), torch.from_numpy(mask[None] > 0))
+        assert agent.act(obs, mask) == int(logits.argmax())
+        legal = np.flatnonzero(mask)
+        match.apply(match.state.codec.to_move(int(rng.choice(legal)), seat))
+        checked += 1
+    assert checked == 60
+
+
+def test_resume_continues_step_count_and_optimizer(smoke_run: Path, tmp_path: Path):
+    # Copy the run, then resume it to 900 steps: the step count and the optimizer go on.
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("checkpoint.pt", "log.csv", "config.json"):
+        (run / name).write_bytes((smoke_run / name).read_bytes())
+    before = load_checkpoint(run / "checkpoint.pt")
+    ckpt = run / "checkpoint.pt"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), "--resume", str(ckpt), "--total-steps", "900"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"resumed {ckpt} at update 2" in proc.stdout
+    after = load_checkpoint(ckpt)
+    assert after["iteration"] == 3
+    assert after["global_step"] >= 900 > before["global_step"]
+    # Adam's step counters carry on from the saved ones (1 epoch x minibatches per update).
+    step_before = before["optimizer"]["state"][0]["step"].item()
+    step_after = after["optimizer"]["state"][0]["step"].item()
+    per_update = step_before / 2
+    assert step_after == pytest.approx(step_before + per_update)
+    rows = (run / "log.csv").read_text().strip().splitlines()
+    assert [r.split(",")[0] for r in rows[1:]] == ["1", "2", "3"]
+
+
+def test_truncated_and_corrupt_checkpoints_raise_clear_errors(smoke_run: Path, tmp_path: Path):
+    good = (smoke_run / "checkpoint.pt").read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good[: len(good) // 2])
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        load_checkpoint(truncated)
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        load_checkpoint(garbage)
+    with pytest.raises(CheckpointError, match="no such file"):
+        load_checkpoint(tmp_path / "missing.pt")
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(3)}, other)
+    with pytest.raises(CheckpointError, match="not an mt_env PPO checkpoint"):
+        load_checkpoint(other)
+
+
+def test_mismatched_checkpoints_raise_clear_errors(smoke_run: Path, tmp_path: Path):
+    path = smoke_run / "checkpoint.pt"
+    with pytest.raises(CheckpointError, match=r"num_seats=2 \(asked for 4\)"):
+        load_checkpoint(path, RulesConfig(num_seats=4))
+    with pytest.raises(CheckpointError, match=r"first_turn='free' \(asked for 'draw'\)"):
+        load_checkpoint(path, RulesConfig(num_seats=2, first_turn="draw"))
+    data = load_checkpoint(path)
+    data["observation_version"] = 999
+    bad = tmp_path / "layout.pt"
+    save_checkpoint(bad, data)
+    with pytest.raises(CheckpointError, match="observation layout version 999"):
+        load_checkpoint(bad, RulesConfig(num_seats=2))
+    # A policy-only export cannot be resumed.
+    with pytest.raises(CheckpointError, match="policy-only"):
+        train.parse_args(["--resume", str(smoke_run / "final.pt")])
+
+
+def test_atomic_save_leaves_no_partial_file(tmp_path: Path):
+    target = tmp_path / "c.pt"
+    save_checkpoint(target, {"a": 1})
+
+    class Boom:
+        def __reduce__(self):
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        save_checkpoint(target, {"a": Boom()})
+    assert torch.load(target, weights_only=True) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_masked_policy_never_samples_an_illegal_action():
+    rules = RulesConfig(num_seats=4)
+    lay = layout(rules, "none")
+    torch.manual_seed(0)
+    net = PolicyNet(lay["input_size"], lay["num_actions"], (32,))
+    with torch.no_grad():  # make illegal actions as attractive as possible
+        net.actor.bias.fill_(50.0)
+    x = torch.randn(256, lay["input_size"])
+    mask = torch.rand(256, lay["num_actions"]) < 0.02
+    mask[:, -1] = True  # at least one legal action per row
+    logits, _ = net(x, mask)
+    dist = torch.distributions.Categorical(logits=logits)
+    samples = dist.sample((200,))
+    assert mask.gather(1, samples.T).all()
+    assert torch.all(dist.probs[~mask] == 0)
+
+
+def test_config_errors_name_the_key(tmp_path: Path):
+    preset = tmp_path / "bad.toml"
+    preset.write_text('learning_rat = 0.1\n[rules]\nnum_seats = 2\n')
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['learning_rat'\]"):
+        train.load_preset(str(preset))
+    preset.write_text('[rules]\nnum_seat = 2\n')
+    with pytest.raises(ValueError, match=r"unknown rules option\(s\) \['num_seat'\]"):
+        train.load_preset(str(preset))
+    with pytest.raises(ValueError, match="no such preset"):
+        train.load_preset("nope")
+    with pytest.raises(SystemExit):
+        train.parse_args(["--config", "quick", "--learning-rat", "0.1"])
+    with pytest.raises(ValueError, match="reward='nope'"):
+        train.parse_args(["--config", "quick", "--reward", "nope"])
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        train.parse_args(["--config", "quick", "--opponent-mix", "nobody=1.0"])
+    with pytest.raises(ValueError, match="expected NAME=WEIGHT"):
+        train.parse_args(["--config", "quick", "--opponent-mix", "self=-1"])
+
+
+def test_presets_keys_are_trainer_options():
+    for path in sorted((ROOT / "configs").glob("*.toml")):
+        cfg = train.load_preset(str(path))
+        cfg.validate()
+    # Overriding the seat count re-derives the set and hand size (R3).
+    cfg = train.parse_args(["--config", "quick", "--rules.num-seats", "4"])
+    assert cfg.rules_config().max_pip == 12 and cfg.rules_config().hand_size == 15
