@@ -89,7 +89,7 @@ class TrainConfig:
     """GAE lambda"""
     num_minibatches: int = 4
     """minibatches per epoch"""
-    update_epochs: int = 4
+    update_epochs: int = 2
     """epochs over each batch"""
     norm_adv: bool = True
     """normalise advantages per minibatch"""
@@ -103,7 +103,7 @@ class TrainConfig:
     """value loss coefficient"""
     max_grad_norm: float = 0.5
     """global gradient-norm clip"""
-    hidden_sizes: tuple[int, ...] = (256, 256)
+    hidden_sizes: tuple[int, ...] = (128, 128)
     """MLP trunk widths"""
     features: str = "pairs"
     """policy input features: none | planning | pairs (agents/features.py)"""
@@ -361,6 +361,9 @@ def main(argv: list[str] | None = None) -> Path:
             b_obs = torch.from_numpy(batch["obs"])
             b_masks = torch.from_numpy(batch["masks"])
             b_actions = torch.from_numpy(batch["actions"])
+            # The legal actions of each row, padded to the batch's widest row: the loss only
+            # ever looks at these few logits (every other one is masked to the minimum).
+            b_legal, b_valid, b_pos = legal_index(b_masks, b_actions)
             b_logprobs = torch.from_numpy(batch["logprobs"])
             b_adv = torch.from_numpy(batch["advantages"])
             b_returns = torch.from_numpy(batch["returns"])
@@ -369,12 +372,12 @@ def main(argv: list[str] | None = None) -> Path:
             policy.train()
             for _ in range(cfg.update_epochs):
                 for mb in torch.randperm(steps).tensor_split(cfg.num_minibatches):
-                    logits, newvalue = policy(b_obs[mb], b_masks[mb])
-                    dist = torch.distributions.Categorical(logits=logits)
-                    newlogprob = dist.log_prob(b_actions[mb])
-                    # entropy over legal actions only (masked probabilities are exactly 0)
-                    p = dist.probs
-                    entropy = -(p * torch.where(b_masks[mb], dist.logits, 0.0)).sum(-1)
+                    logits, newvalue = policy(b_obs[mb], b_masks[mb])  # mask re-applied
+                    legal_logp = torch.log_softmax(
+                        logits.gather(1, b_legal[mb]).masked_fill(~b_valid[mb], -math.inf), -1
+                    )
+                    newlogprob = legal_logp.gather(1, b_pos[mb, None]).squeeze(1)
+                    entropy = -(legal_logp.exp() * legal_logp.masked_fill(~b_valid[mb], 0.0)).sum(-1)
                     logratio = newlogprob - b_logprobs[mb]
                     ratio = logratio.exp()
                     with torch.no_grad():
@@ -479,6 +482,18 @@ def main(argv: list[str] | None = None) -> Path:
     if cfg.final_eval_games > 0:
         final_table(run_dir, cfg)
     return run_dir
+
+
+def legal_index(masks: torch.Tensor, actions: torch.Tensor):
+    """Per row of a ``(B, A)`` bool mask: the legal action ids padded to the widest row
+    ``(B, K)``, which of those are real ``(B, K)``, and the position of ``actions`` among them."""
+    counts = masks.sum(1)
+    width = int(counts.max())
+    order = torch.argsort(masks.to(torch.int8), dim=1, descending=True, stable=True)
+    legal = order[:, :width]
+    valid = torch.arange(width)[None, :] < counts[:, None]
+    pos = (legal == actions[:, None]).logical_and(valid).float().argmax(1)
+    return legal, valid, pos
 
 
 def policy_export(payload: dict) -> dict:

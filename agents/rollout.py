@@ -234,9 +234,10 @@ class Collector:
                 x = self.featurize(obs)
                 net = self.policy if key == -1 else self.pool[key]
                 logits, values = net(torch.from_numpy(x), torch.from_numpy(masks))
-                dist = torch.distributions.Categorical(logits=logits)
-                actions = torch.multinomial(dist.probs, 1, generator=self.torch_gen).squeeze(-1)
-                logps = dist.log_prob(actions).numpy()
+                logp_all = torch.log_softmax(logits, -1)
+                actions = torch.multinomial(logp_all.exp(), 1, generator=self.torch_gen)
+                logps = logp_all.gather(1, actions).squeeze(1).numpy()
+                actions = actions.squeeze(1)
                 actions, values = actions.numpy(), values.numpy()
                 for i, (g, seat) in enumerate(zip(games, seats, strict=True)):
                     a = int(actions[i])
