@@ -79,7 +79,7 @@ class TrainConfig:
     """matches played at once by each collector (batched policy inference)"""
     rollout_steps: int = 4096
     """learner transitions per PPO update (all collectors together)"""
-    learning_rate: float = 3e-4
+    learning_rate: float = 5e-4
     """Adam learning rate"""
     anneal_lr: bool = True
     """anneal the learning rate linearly to 0 over total_steps (or time_limit_minutes if sooner)"""
@@ -89,7 +89,7 @@ class TrainConfig:
     """GAE lambda"""
     num_minibatches: int = 4
     """minibatches per epoch"""
-    update_epochs: int = 2
+    update_epochs: int = 4
     """epochs over each batch"""
     norm_adv: bool = True
     """normalise advantages per minibatch"""

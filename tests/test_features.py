@@ -1,0 +1,61 @@
+"""Policy input features (agents/features.py): computed from the observation alone, and right."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.features import PAIR_COLS, TILE_COLS, TRAIN_COLS, Featurizer, pair_layout
+from mt_env import Deal, Match, RulesConfig
+from mt_env.observation import ObservationEncoder
+from mt_env.tiles import tile_set
+
+RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
+TS = tile_set(6)
+# Seat 0 holds the chain 6|1 1|2 2|4 from the engine 6|6, plus 0|5; seat 1 holds 6|3 3|3.
+HANDS = [[(6, 1), (1, 2), (2, 4), (0, 5)], [(6, 3), (3, 3)]]
+
+
+def _match() -> Match:
+    used = {tuple(sorted(t)) for h in HANDS for t in h} | {(6, 6)}
+    rest = [t for t in TS.tiles if t not in used]
+    return Match(RULES, deals=[Deal(hands=HANDS, boneyard=rest, engine=6, start_seat=0)])
+
+
+def test_pair_features_describe_the_plan_and_what_a_play_leaves_open():
+    match = _match()
+    enc = ObservationEncoder(RULES)
+    obs = enc.encode(match, 0)
+    row = Featurizer(RULES, "pairs")(obs[None])[0]
+    lay = pair_layout(RULES)
+    t, n1 = lay.num_tiles, lay.num_trains
+    tile = row[lay.tile].reshape(t, TILE_COLS)
+    train = row[lay.train].reshape(n1, TRAIN_COLS)
+    pair = row[lay.pair].reshape(t, n1, PAIR_COLS)
+    i61, i12, i24, i05 = (TS.id_of(x) for x in [(6, 1), (1, 2), (2, 4), (0, 5)])
+    assert np.flatnonzero(tile[:, 0]).tolist() == sorted([i61, i12, i24, i05])  # in hand
+    assert np.flatnonzero(tile[:, 1]).tolist() == sorted([i61, i12, i24])  # on the chain
+    assert np.flatnonzero(tile[:, 2]).tolist() == [i61]  # the chain starts with 6|1
+    assert tile[i61, 3] == 1.0 and tile[i24, 3] < tile[i12, 3] < 1.0
+    assert train[0, 0] == 1 and train[2, 1] == 1 and train[1, 2] == 1  # own, Mexican, other
+    # 6|1 on the own train leaves 1 open: one other hand tile (1|2) matches; unseen tiles
+    # bearing a 1 are the 7 of the set minus 6|1 and 1|2 in hand: 5, scaled by 1/7.
+    assert pair[i61, 0, 0] == 1.0
+    assert pair[i61, 0, 1] == 1.0 / RULES.hand_size
+    assert pair[i61, 0, 2] == 5.0 / 7.0
+    assert pair[i05, 0, 0] == 0.0  # 0|5 does not join 6
+
+
+def test_features_ignore_hidden_information():
+    """Same public position, different hidden tiles: identical policy inputs for seat 0."""
+    a = _match()
+    used = {tuple(sorted(x)) for h in HANDS for x in h} | {(6, 6)}
+    rest = [x for x in TS.tiles if x not in used]
+    # Swap seat 1's 3|3 with a boneyard tile and reverse the boneyard: hidden changes only.
+    swap = rest[0]
+    hands_b = [HANDS[0], [(6, 3), swap]]
+    rest_b = [(3, 3)] + rest[1:][::-1]
+    b = Match(RULES, deals=[Deal(hands=hands_b, boneyard=rest_b, engine=6, start_seat=0)])
+    enc = ObservationEncoder(RULES)
+    for features in ("planning", "pairs"):
+        f = Featurizer(RULES, features)
+        np.testing.assert_array_equal(f(enc.encode(a, 0)[None]), f(enc.encode(b, 0)[None]))
