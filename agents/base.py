@@ -1,0 +1,73 @@
+"""The one interface every agent implements, scripted or learned.
+
+An agent is a policy for one seat: given that seat's observation vector and action
+mask (:mod:`mt_env.observation`), it returns one legal action (:mod:`mt_env.actions`:
+trains relative to the acting seat). It sees nothing else — never another seat's
+hand nor the boneyard's order. Between calls it may remember what it saw earlier in
+the match (public information only); :meth:`Agent.reset` forgets it and is called at
+the start of every match.
+
+Because ``__call__`` is ``act``, an agent is also a plain policy callable, e.g. an
+opponent for the Gymnasium wrapper. The tournament (:mod:`agents.tournament`) drives
+agents the same way.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from mt_env.config import RulesConfig
+
+
+class Agent:
+    """Base class: subclasses set ``name`` and implement :meth:`act`.
+
+    ``seed`` seeds ``self.rng`` (a ``random.Random``), the only source of randomness an
+    agent may use, so the same seed and the same observations give the same actions.
+    """
+
+    name: str = "agent"
+
+    def __init__(self, config: RulesConfig, seed: int | None = None) -> None:
+        self.config = config
+        self.rng = random.Random(seed)
+        self.reset()
+
+    def seed(self, seed: int | None) -> None:
+        """Re-seed the agent's random generator."""
+        self.rng.seed(seed)
+
+    def reset(self) -> None:
+        """Forget per-match memory; called at the start of every match."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """Return an action whose ``action_mask`` entry is 1."""
+        raise NotImplementedError
+
+    def __call__(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.act(observation, action_mask)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions for a batch ``(B, D)`` of observations and ``(B, A)`` of masks.
+
+        The default loops over :meth:`act`, so it is only meaningful for agents without
+        per-match memory or when the rows are successive decisions of one match; learned
+        agents override it with one batched forward pass.
+        """
+        return np.array(
+            [self.act(o, m) for o, m in zip(observations, action_masks, strict=True)],
+            dtype=np.int64,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def legal_actions(action_mask: np.ndarray) -> list[int]:
+    """The actions whose mask entry is nonzero, ascending; ValueError if there are none."""
+    legal = np.flatnonzero(action_mask).tolist()
+    if not legal:
+        raise ValueError("the action mask allows no action: this seat is not to act")
+    return legal

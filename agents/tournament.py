@@ -1,0 +1,637 @@
+"""Tournaments: any mix of agents, duplicate deals, rotated seats, intervals and ratings.
+
+``python -m agents.tournament --agents random greedy longest-train ckpt:run/model.pt \\
+--seats 4 --games 2000 --seed 0 --out results/x [--rules num_rounds=1 ...] [--workers N]``
+
+**A game** is one match under the rules configuration (``--rules num_rounds=1`` makes
+single-round games). **A deal** is the seed of one match's deals: every round's shuffle.
+
+**Lineup and seats.** The lineup is the list of agent specs; each entry is rated on its own
+(a spec given twice becomes ``greedy`` and ``greedy#2``). With ``n`` seats:
+
+- ``len(lineup) == n``: one table, seat ``k`` holds entry ``k``;
+- ``len(lineup) < n``: one table, seat ``k`` holds entry ``k mod len(lineup)`` — so
+  ``--agents ckpt:x longest-train`` in 4 seats plays x, longest-train, x, longest-train
+  (an entry may hold several seats; every seat counts as one result, so an entry's
+  even-strength win rate is still ``1/n`` per seat);
+- ``len(lineup) > n``: every ``n``-entry subset of the lineup is a table (a round robin):
+  in 2 seats, four entries meet in 6 pairings.
+
+**Duplicate format.** Every deal is played at every table under every seat arrangement:
+``rotate`` (default) takes the ``n`` cyclic rotations of the table (seat ``k`` holds table
+entry ``(k + r) mod n`` in rotation ``r``), so each entry plays each seat, and each hand,
+equally often; ``permute`` takes every distinct ordering (``n!``, up to 6 seats) and also
+balances who sits after whom. The games of one deal are therefore
+``tables x arrangements``; ``games`` is rounded up to whole deals.
+
+**Statistics** (:mod:`agents.stats`): win rate (a win shared by ``k`` tied first places
+counts ``1/k``), mean round score (match total / rounds) and mean place, each with a 95%
+interval that treats the games of one deal as one cluster; head-to-head rates (how often
+the row entry finished ahead of the column entry when both sat, ties half); OpenSkill
+Plackett–Luce ratings. Results do not depend on the number of workers: each deal's games
+are seeded from ``(seed, deal, arrangement, seat)`` and aggregated in deal order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mt_env.config import RulesConfig
+from mt_env.match import Match
+from mt_env.observation import ObservationEncoder
+
+from .stats import mean_interval, openskill_ratings, rate_interval
+
+SEATINGS = ("rotate", "permute")
+MAX_PERMUTE_SEATS = 6
+
+
+# ---------------------------------------------------------------------- schedule
+def entry_labels(specs: Sequence[str]) -> list[str]:
+    """Unique display names: a repeated spec gets ``#2``, ``#3``…; ``ckpt:`` is kept."""
+    seen: dict[str, int] = {}
+    labels = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        labels.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return labels
+
+
+def tables(num_entries: int, num_seats: int) -> list[tuple[int, ...]]:
+    """The tables of a lineup: entry index per seat before rotation (module docstring)."""
+    if num_entries < 1:
+        raise ValueError("a tournament needs at least one agent")
+    if num_entries <= num_seats:
+        return [tuple(k % num_entries for k in range(num_seats))]
+    return list(itertools.combinations(range(num_entries), num_seats))
+
+
+def arrangements(
+    num_entries: int, num_seats: int, seating: str = "rotate"
+) -> list[tuple[int, ...]]:
+    """Every seat arrangement played on each deal: entry index per seat."""
+    if seating not in SEATINGS:
+        raise ValueError(f"seating={seating!r}: expected one of {SEATINGS}")
+    if seating == "permute" and num_seats > MAX_PERMUTE_SEATS:
+        raise ValueError(
+            f"seating='permute' with {num_seats} seats would play {math.factorial(num_seats)} "
+            f"games per table and deal: use at most {MAX_PERMUTE_SEATS} seats, or 'rotate'"
+        )
+    out: list[tuple[int, ...]] = []
+    for table in tables(num_entries, num_seats):
+        if seating == "rotate":
+            out.extend(table[r:] + table[:r] for r in range(num_seats))
+        else:
+            out.extend(sorted(set(itertools.permutations(table))))
+    return out
+
+
+def derive_seed(*parts: int) -> int:
+    """A 63-bit seed from integers (``numpy.random.SeedSequence``), stable across runs."""
+    return int(np.random.SeedSequence(list(parts)).generate_state(1, np.uint64)[0] >> 1)
+
+
+# ---------------------------------------------------------------------- playing
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game: who sat where and how each seat finished."""
+
+    deal: int
+    arrangement: int
+    seats: tuple[int, ...]  # entry index per seat
+    places: tuple[int, ...]
+    totals: tuple[int, ...]  # match totals per seat
+    rounds: int
+    decisions: int
+
+
+class _Worker:
+    """Plays whole deals; one per process (agents are built lazily, one per entry and seat)."""
+
+    def __init__(self, specs: Sequence[str], config: RulesConfig, seed: int, seating: str):
+        self.specs = list(specs)
+        self.config = config
+        self.seed = seed
+        self.arrangements = arrangements(len(specs), config.num_seats, seating)
+        self.encoder = ObservationEncoder(config)
+        self._agents: dict[tuple[int, int], object] = {}
+
+    def agent(self, entry: int, seat: int):
+        key = (entry, seat)
+        agent = self._agents.get(key)
+        if agent is None:
+            from . import make_agent
+
+            agent = make_agent(self.specs[entry], self.config, seed=None)
+            self._agents[key] = agent
+        return agent
+
+    def play_deal(self, deal: int) -> list[GameRecord]:
+        deal_seed = derive_seed(self.seed, deal)
+        return [
+            self.play_game(deal, deal_seed, i, seats) for i, seats in enumerate(self.arrangements)
+        ]
+
+    def play_game(
+        self, deal: int, deal_seed: int, index: int, seats: tuple[int, ...]
+    ) -> GameRecord:
+        cfg, enc = self.config, self.encoder
+        players = []
+        for seat, entry in enumerate(seats):
+            agent = self.agent(entry, seat)
+            agent.seed(derive_seed(self.seed, deal, index, seat))
+            agent.reset()
+            players.append(agent)
+        match = Match(cfg, seed=deal_seed)
+        decisions = 0
+        while not match.is_over:
+            state = match.state
+            seat = state.seat
+            mask = enc.action_mask(match, seat)
+            action = int(players[seat].act(enc.encode(match, seat), mask))
+            if not 0 <= action < mask.size or not mask[action]:
+                raise RuntimeError(
+                    f"agent {self.specs[seats[seat]]!r} in seat {seat} returned the illegal "
+                    f"action {action} (deal {deal}, arrangement {index})"
+                )
+            match.apply(state.codec.to_move(action, seat))
+            decisions += 1
+        return GameRecord(
+            deal=deal,
+            arrangement=index,
+            seats=tuple(seats),
+            places=tuple(match.places()),
+            totals=tuple(match.totals),
+            rounds=len(match.results),
+            decisions=decisions,
+        )
+
+
+_WORKER: _Worker | None = None
+
+
+def _init_worker(specs, config_dict, seed, seating) -> None:
+    global _WORKER
+    try:  # one thread per process: the pool already uses every core
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    _WORKER = _Worker(specs, RulesConfig.from_dict(config_dict), seed, seating)
+
+
+def _play_deal(deal: int) -> list[GameRecord]:
+    assert _WORKER is not None
+    return _WORKER.play_deal(deal)
+
+
+# ---------------------------------------------------------------------- results
+@dataclass
+class TournamentResult:
+    """Everything a tournament measured; see :meth:`to_markdown` and :meth:`save`."""
+
+    specs: list[str]
+    labels: list[str]
+    config: dict
+    seed: int
+    seating: str
+    deals: int
+    games_per_deal: int
+    games: int
+    elapsed_s: float
+    decisions: int
+    agents: list[dict]  # one row per entry (see summarize)
+    head_to_head: list[dict]  # one row per ordered pair that met
+    records: list[GameRecord] = field(default_factory=list, repr=False)
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.elapsed_s if self.elapsed_s > 0 else math.nan
+
+    def agent_row(self, label: str) -> dict:
+        return next(r for r in self.agents if r["agent"] == label)
+
+    def h2h(self, row: str, col: str) -> dict | None:
+        return next(
+            (h for h in self.head_to_head if h["agent"] == row and h["opponent"] == col), None
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "specs": self.specs,
+            "labels": self.labels,
+            "rules": self.config,
+            "seed": self.seed,
+            "seating": self.seating,
+            "deals": self.deals,
+            "games_per_deal": self.games_per_deal,
+            "games": self.games,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "games_per_s": round(self.games_per_s, 3),
+            "decisions": self.decisions,
+            "agents": self.agents,
+            "head_to_head": self.head_to_head,
+        }
+
+    def to_markdown(self) -> str:
+        cfg = self.config
+        lines = [
+            f"{self.games} games ({self.deals} deals x {self.games_per_deal}), "
+            f"{cfg['num_seats']} seats, double-{cfg['max_pip']}, {cfg['num_rounds']} round(s) "
+            f"per game, seating {self.seating}, seed {self.seed}; "
+            f"{self.elapsed_s:.1f} s, {self.games_per_s:.2f} games/s",
+            "",
+            markdown_table(
+                [
+                    "agent",
+                    "seat-games",
+                    "win rate [95% CI]",
+                    "mean round score [95% CI]",
+                    "mean place [95% CI]",
+                    "rating mu ± 1.96σ",
+                    "ordinal",
+                ],
+                [
+                    [
+                        r["agent"],
+                        str(r["seat_games"]),
+                        _fmt_ci(r["win_rate"], r["win_lo"], r["win_hi"], pct=True),
+                        _fmt_ci(r["round_score"], r["round_score_lo"], r["round_score_hi"]),
+                        _fmt_ci(r["place"], r["place_lo"], r["place_hi"], digits=2),
+                        f"{r['rating_mu']:.2f} ± {Z_PLOT * r['rating_sigma']:.2f}",
+                        f"{r['rating_ordinal']:.2f}",
+                    ]
+                    for r in self.agents
+                ],
+                align="lrrrrrr",
+            ),
+        ]
+        met = [a for a in self.labels if any(h["agent"] == a for h in self.head_to_head)]
+        if len(met) > 1:
+            rows = []
+            for a in met:
+                row = [a]
+                for b in met:
+                    h = self.h2h(a, b)
+                    row.append("—" if h is None else _fmt_ci(h["rate"], h["lo"], h["hi"], pct=True))
+                rows.append(row)
+            lines += [
+                "",
+                "Head-to-head: how often the row agent finished ahead of the column agent "
+                "(ties count half), 95% CI:",
+                "",
+                markdown_table(["row vs column", *met], rows, align="l" + "r" * len(met)),
+            ]
+        return "\n".join(lines)
+
+    def save(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Write ``summary.json``, ``agents.csv``, ``head_to_head.csv``, ``summary.md`` and
+        ``ratings.png`` into ``out_dir``; returns the paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [
+            out / "summary.json",
+            out / "agents.csv",
+            out / "head_to_head.csv",
+            out / "summary.md",
+            out / "ratings.png",
+        ]
+        paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        _write_csv(paths[1], self.agents)
+        _write_csv(paths[2], self.head_to_head)
+        paths[3].write_text(self.to_markdown() + "\n")
+        plot_ratings(self, paths[4])
+        return paths
+
+
+Z_PLOT = 1.959963984540054
+
+
+def _fmt_ci(value: float, lo: float, hi: float, pct: bool = False, digits: int = 1) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    if pct:
+        if math.isnan(lo):
+            return f"{100 * value:.1f}%"
+        return f"{100 * value:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+    if math.isnan(lo):
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    with path.open("w", newline="") as fh:
+        if not rows:
+            return
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> str:
+    """A GitHub-flavoured markdown table; ``align`` has one ``l``/``r``/``c`` per column."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        if len(row) != len(headers):
+            raise ValueError(f"row {row!r} has {len(row)} cells: expected {len(headers)}")
+        widths = [max(w, len(str(c))) for w, c in zip(widths, row, strict=True)]
+    align = (align or "l" * len(headers)).ljust(len(headers), "l")
+
+    def cell(text: str, width: int, a: str) -> str:
+        return str(text).rjust(width) if a == "r" else str(text).ljust(width)
+
+    rule = {"l": ":{}", "r": "{}:", "c": ":{}:"}
+    sep = []
+    for w, a in zip(widths, align, strict=True):
+        dashes = "-" * max(1, w - (2 if a == "c" else 1))
+        sep.append(rule.get(a, ":{}").format(dashes))
+    lines = [
+        "| "
+        + " | ".join(cell(h, w, a) for h, w, a in zip(headers, widths, align, strict=True))
+        + " |",
+        "| " + " | ".join(sep) + " |",
+    ]
+    for row in rows:
+        lines.append(
+            "| "
+            + " | ".join(cell(c, w, a) for c, w, a in zip(row, widths, align, strict=True))
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def plot_ratings(result: TournamentResult, path: str | os.PathLike) -> None:
+    """PNG: OpenSkill rating (mu ± 1.96 sigma) and win rate (95% CI) per agent."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result.agents
+    labels = [r["agent"] for r in rows]
+    y = np.arange(len(rows))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.6 * len(rows) + 1.8), sharey=True)
+    mu = np.array([r["rating_mu"] for r in rows])
+    sig = np.array([r["rating_sigma"] for r in rows])
+    axes[0].errorbar(mu, y, xerr=Z_PLOT * sig, fmt="o", capsize=4)
+    axes[0].set_xlabel("OpenSkill rating (mu ± 1.96 sigma)")
+    axes[0].set_yticks(y, labels)
+    axes[0].invert_yaxis()
+    win = np.array([r["win_rate"] for r in rows])
+    lo = np.array([r["win_lo"] for r in rows])
+    hi = np.array([r["win_hi"] for r in rows])
+    err = np.vstack([np.nan_to_num(win - lo), np.nan_to_num(hi - win)])
+    axes[1].errorbar(100 * win, y, xerr=100 * err, fmt="o", capsize=4, color="C1")
+    axes[1].axvline(100 / result.config["num_seats"], color="grey", lw=0.8, ls="--")
+    axes[1].set_xlabel("win rate, % (95% CI; dashed: 1/seats)")
+    for ax in axes:
+        ax.grid(axis="x", alpha=0.3)
+    cfg = result.config
+    fig.suptitle(
+        f"{result.games} games, {cfg['num_seats']} seats, double-{cfg['max_pip']}, "
+        f"{cfg['num_rounds']} round(s)/game"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def summarize(
+    labels: Sequence[str], records: Sequence[GameRecord], num_rounds: int
+) -> tuple[list[dict], list[dict]]:
+    """Per-entry rows and head-to-head rows (see the module docstring)."""
+    num = len(labels)
+    # per entry, per deal: [win sum, score sum, place sum, seat count]
+    per: list[dict[int, list[float]]] = [{} for _ in range(num)]
+    h2h: dict[tuple[int, int], dict[int, list[float]]] = {}
+    for rec in records:
+        best = min(rec.places)
+        winners = rec.places.count(best)
+        for seat, entry in enumerate(rec.seats):
+            acc = per[entry].setdefault(rec.deal, [0.0, 0.0, 0.0, 0.0])
+            acc[0] += 1.0 / winners if rec.places[seat] == best else 0.0
+            acc[1] += rec.totals[seat] / num_rounds
+            acc[2] += rec.places[seat]
+            acc[3] += 1
+        for i, a in enumerate(rec.seats):
+            for j, b in enumerate(rec.seats):
+                if a == b:
+                    continue
+                pi, pj = rec.places[i], rec.places[j]
+                acc = h2h.setdefault((a, b), {}).setdefault(rec.deal, [0.0, 0.0])
+                acc[0] += 1.0 if pi < pj else 0.5 if pi == pj else 0.0
+                acc[1] += 1
+    ratings = openskill_ratings(labels, ((r.seats, r.places) for r in records))
+    rows = []
+    for e, label in enumerate(labels):
+        deals = per[e].values()
+        win = rate_interval((v[0], v[3]) for v in deals)
+        score = mean_interval((v[1], v[3]) for v in deals)
+        place = mean_interval((v[2], v[3]) for v in deals)
+        rt = ratings[label]
+        rows.append(
+            {
+                "agent": label,
+                "seat_games": int(sum(v[3] for v in deals)),
+                "win_rate": win[0],
+                "win_lo": win[1],
+                "win_hi": win[2],
+                "round_score": score[0],
+                "round_score_lo": score[1],
+                "round_score_hi": score[2],
+                "place": place[0],
+                "place_lo": place[1],
+                "place_hi": place[2],
+                "rating_mu": rt["mu"],
+                "rating_sigma": rt["sigma"],
+                "rating_ordinal": rt["ordinal"],
+            }
+        )
+    pairs = []
+    for (a, b), by_deal in sorted(h2h.items()):
+        rate, lo, hi = rate_interval(by_deal.values())
+        pairs.append(
+            {
+                "agent": labels[a],
+                "opponent": labels[b],
+                "meetings": int(sum(v[1] for v in by_deal.values())),
+                "rate": rate,
+                "lo": lo,
+                "hi": hi,
+            }
+        )
+    return rows, pairs
+
+
+# ---------------------------------------------------------------------- entry point
+def run_tournament(
+    agents: list[str],
+    config: RulesConfig,
+    games: int,
+    seed: int,
+    workers: int | None = None,
+    progress: bool = True,
+    seating: str = "rotate",
+    keep_records: bool = True,
+) -> TournamentResult:
+    """Play ``games`` (rounded up to whole deals) between the ``agents`` specs.
+
+    ``workers``: processes (``None`` = every core; 1 = in this process). The result is the
+    same for any number of workers.
+    """
+    from . import CHECKPOINT_PREFIX, make_agent
+
+    if not agents:
+        raise ValueError("a tournament needs at least one agent")
+    if not isinstance(games, int) or games < 1:
+        raise ValueError(f"games={games!r}: expected a positive int")
+    for spec in dict.fromkeys(agents):  # fail fast, in this process, on a bad spec
+        make_agent(spec, config, seed=0)
+    labels = entry_labels(agents)
+    plan = arrangements(len(agents), config.num_seats, seating)
+    per_deal = len(plan)
+    deals = math.ceil(games / per_deal)
+    total = deals * per_deal
+    if workers is None:
+        workers = os.cpu_count() or 1
+    workers = max(1, min(workers, deals))
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="game", desc="tournament", file=sys.stderr)
+    started = time.perf_counter()
+    records: list[GameRecord] = []
+    try:
+        if workers == 1:
+            worker = _Worker(agents, config, seed, seating)
+            for d in range(deals):
+                records.extend(worker.play_deal(d))
+                if bar is not None:
+                    bar.update(per_deal)
+        else:
+            import multiprocessing as mp
+
+            # fork is fastest and needs no importable __main__; a lineup with checkpoints
+            # spawns fresh interpreters instead, since torch is not fork-safe once used.
+            uses_torch = any(spec.startswith(CHECKPOINT_PREFIX) for spec in agents)
+            method = "spawn" if uses_torch or "fork" not in mp.get_all_start_methods() else "fork"
+            ctx = mp.get_context(method)
+            with ctx.Pool(
+                workers, _init_worker, (list(agents), config.to_dict(), seed, seating)
+            ) as pool:
+                for recs in pool.imap(_play_deal, range(deals), chunksize=1):
+                    records.extend(recs)
+                    if bar is not None:
+                        bar.update(per_deal)
+    finally:
+        if bar is not None:
+            bar.close()
+    elapsed = time.perf_counter() - started
+    rows, pairs = summarize(labels, records, config.num_rounds)
+    return TournamentResult(
+        specs=list(agents),
+        labels=labels,
+        config=config.to_dict(),
+        seed=seed,
+        seating=seating,
+        deals=deals,
+        games_per_deal=per_deal,
+        games=total,
+        elapsed_s=elapsed,
+        decisions=sum(r.decisions for r in records),
+        agents=rows,
+        head_to_head=pairs,
+        records=records if keep_records else [],
+    )
+
+
+def parse_rules(items: Sequence[str], num_seats: int) -> RulesConfig:
+    """``["num_rounds=1", "first_turn=single"]`` -> a RulesConfig with ``num_seats``."""
+    values: dict[str, object] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--rules {item!r}: expected key=value")
+        if key == "num_seats":
+            raise ValueError("--rules num_seats=…: use --seats")
+        low = raw.lower()
+        if low in ("true", "false"):
+            value: object = low == "true"
+        else:
+            try:
+                value = int(raw)
+            except ValueError:
+                value = raw
+        values[key] = value
+    return RulesConfig.from_dict({"num_seats": num_seats, **values})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.tournament",
+        description="Play a duplicate tournament between agents and print the tables.",
+    )
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        help="agent specs: random, greedy, longest-train, strategist, ckpt:PATH",
+    )
+    parser.add_argument("--seats", type=int, default=4, help="seats at the table (2..14)")
+    parser.add_argument(
+        "--games", type=int, default=2000, help="games (matches) to play, rounded up to whole deals"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rules options of mt_env.config.RulesConfig, e.g. num_rounds=1",
+    )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    parser.add_argument("--seating", choices=SEATINGS, default="rotate")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="directory for summary.json/.md, agents.csv, head_to_head.csv, ratings.png",
+    )
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        config = parse_rules(args.rules, args.seats)
+        result = run_tournament(
+            args.agents,
+            config,
+            args.games,
+            args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            seating=args.seating,
+            keep_records=False,
+        )
+    except ValueError as err:
+        parser.error(str(err))
+    print(result.to_markdown())
+    if args.out:
+        for path in result.save(args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

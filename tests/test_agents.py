@@ -1,0 +1,324 @@
+"""Agents: legality over random games at every seat count and variant, seeding, the
+chain search, the search agent's model of the rules and its inferences, make_agent."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from agents import AGENTS, Agent, make_agent
+from agents.chains import ChainPlanner
+from agents.search import SearchAgent
+from agents.simulator import SimRules
+from agents.view import ViewDecoder
+from mt_env import Match, RulesConfig
+from mt_env.observation import ObservationEncoder
+from mt_env.tiles import tile_set
+
+VARIANTS = [
+    {},
+    {"first_turn": "single"},
+    {"first_turn": "draw"},
+    {"follow_up_on_double": True},
+    {"doubles_order": "newest"},
+    {"dead_doubles": False},
+    {"double_blank_value": 0},
+    {"engine_source": "aside"},
+    {"scoring": "positive"},
+]
+
+
+def cheap_search(config: RulesConfig, seed: int) -> SearchAgent:
+    """The search agent with tiny settings: the same code paths, a fraction of the time."""
+    return SearchAgent(config, seed=seed, samples=2, top_k=2)
+
+
+def lineup(config: RulesConfig, seed: int) -> list[Agent]:
+    makers = [
+        lambda c, s: make_agent("random", c, s),
+        lambda c, s: make_agent("greedy", c, s),
+        lambda c, s: make_agent("longest-train", c, s),
+        cheap_search,
+    ]
+    n = config.num_seats
+    return [makers[(k + seed) % len(makers)](config, seed * 100 + k) for k in range(n)]
+
+
+def play(config: RulesConfig, agents: list[Agent], seed: int, check=None) -> Match:
+    """Play one match, asserting every action is legal; ``check(match, seat, action)``
+    runs before each move."""
+    enc = ObservationEncoder(config)
+    match = Match(config, seed=seed)
+    for agent in agents:
+        agent.reset()
+    while not match.is_over:
+        seat = match.state.seat
+        mask = enc.action_mask(match, seat)
+        action = agents[seat].act(enc.encode(match, seat), mask)
+        assert isinstance(action, int), type(action)
+        assert mask[action] == 1, (type(agents[seat]).__name__, action)
+        if check is not None:
+            check(match, seat, action)
+        match.apply(match.state.codec.to_move(action, seat))
+    return match
+
+
+@pytest.mark.parametrize("num_seats", range(2, 15))
+def test_every_agent_plays_only_legal_actions(num_seats):
+    for i, variant in enumerate(VARIANTS):
+        config = RulesConfig(num_seats=num_seats, num_rounds=1, **variant)
+        for game in range(2):
+            play(config, lineup(config, i + game), seed=1000 * num_seats + 10 * i + game)
+
+
+@pytest.mark.parametrize("num_seats", [2, 3, 4])
+def test_legal_on_double_six_and_multi_round_matches(num_seats):
+    config = RulesConfig(num_seats=num_seats, max_pip=6, num_rounds=3)
+    for game in range(6):
+        match = play(config, lineup(config, game), seed=game)
+        assert len(match.results) == 3
+
+
+def test_many_default_games_two_and_four_seats():
+    for num_seats in (2, 4):
+        config = RulesConfig(num_seats=num_seats, num_rounds=1)
+        for game in range(25):
+            play(config, lineup(config, game), seed=game)
+
+
+def test_registry_and_make_agent():
+    config = RulesConfig(num_seats=3)
+    assert set(AGENTS) == {"random", "greedy", "longest-train", "search"}
+    for name in AGENTS:
+        agent = make_agent(name, config, seed=1)
+        assert isinstance(agent, Agent) and agent.name == name
+    with pytest.raises(ValueError, match="unknown agent 'nope'.*greedy.*longest-train"):
+        make_agent("nope", config)
+    with pytest.raises(ValueError, match="ckpt:PATH"):
+        make_agent("ckpt:", config)
+    with pytest.raises(ValueError, match="ckpt:/no/such/file.pt"):
+        make_agent("ckpt:/no/such/file.pt", config)
+    with pytest.raises(ValueError):
+        make_agent(3, config)
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "longest-train", "search"])
+def test_same_seed_same_actions(name):
+    config = RulesConfig(num_seats=3, num_rounds=2)
+
+    def trace(seed: int) -> list[int]:
+        actions: list[int] = []
+        agents = [
+            cheap_search(config, seed + k)
+            if name == "search"
+            else make_agent(name, config, seed + k)
+            for k in range(3)
+        ]
+        play(config, agents, seed=5, check=lambda m, s, a: actions.append(a))
+        return actions
+
+    assert trace(7) == trace(7)
+    if name == "random":
+        assert trace(7) != trace(8)
+
+
+def test_reseed_and_callable_and_batch():
+    config = RulesConfig(num_seats=2, num_rounds=1)
+    enc = ObservationEncoder(config)
+    match = Match(config, seed=3)
+    seat = match.state.seat
+    obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
+    agent = make_agent("random", config, seed=1)
+    first = [agent(obs, mask) for _ in range(20)]
+    agent.seed(1)
+    assert [agent.act(obs, mask) for _ in range(20)] == first
+    batch = agent.act_batch(np.stack([obs, obs]), np.stack([mask, mask]))
+    assert batch.shape == (2,) and all(mask[a] for a in batch)
+    with pytest.raises(ValueError, match="allows no action"):
+        agent.act(obs, np.zeros_like(mask))
+
+
+def test_view_decodes_the_observation():
+    config = RulesConfig(num_seats=4, num_rounds=1)
+    enc, dec = ObservationEncoder(config), ViewDecoder(config)
+    ts = tile_set(config.max_pip)
+    rng = random.Random(0)
+    match = Match(config, seed=11)
+    for _ in range(120):
+        st = match.state
+        seat = st.seat
+        v = dec.decode(enc.encode(match, seat), enc.action_mask(match, seat))
+        n = config.num_seats
+        absolute = [(seat + r) % n for r in range(n)] + [n]
+        assert v.hand == st.hands[seat]
+        assert v.table == st.table_mask
+        assert v.ends == [st.open_end(t) for t in absolute]
+        assert v.lengths == [st.train_length(t) for t in absolute]
+        assert v.marked == [st.is_marked(t) for t in absolute[:n]]
+        assert v.hand_sizes == [len(st.hand(t)) for t in absolute[:n]]
+        assert v.boneyard == st.boneyard_size
+        legal = {st.codec.to_action(m, seat) for m in st.legal_moves()}
+        assert {a for a, _, _ in v.plays} | ({dec.draw_action} if v.can_draw else set()) | (
+            {dec.pass_action} if v.can_pass else set()
+        ) == legal
+        for a, tile, train in v.plays:
+            assert dec.play_action(tile, train) == a and 0 <= tile < ts.num_tiles
+        match.apply(rng.choice(st.legal_moves()))
+        if match.is_over:
+            break
+
+
+# ---------------------------------------------------------------------- chains
+def brute_longest(ts, hand: list[int], end: int) -> int:
+    best = 0
+    for r in range(len(hand), 0, -1):
+        for perm in itertools.permutations(hand, r):
+            e, ok = end, True
+            for t in perm:
+                a, b = ts.tiles[t]
+                if e == a:
+                    e = b
+                elif e == b:
+                    e = a
+                else:
+                    ok = False
+                    break
+            if ok:
+                return r
+    return best
+
+
+def test_chain_is_longest_and_valid():
+    ts = tile_set(6)
+    planner = ChainPlanner(ts)
+    rng = random.Random(4)
+    for _ in range(150):
+        hand = rng.sample(range(ts.num_tiles), rng.randint(1, 6))
+        end = rng.randint(0, 6)
+        chain = planner.longest(ts.mask_of(hand), end)
+        e = end
+        for t in chain:  # a valid chain, from the hand, each tile once
+            assert t in hand
+            a, b = ts.tiles[t]
+            assert e in (a, b)
+            e = b if e == a else a
+        assert len(set(chain)) == len(chain)
+        assert len(chain) == brute_longest(ts, hand, end)
+
+
+def test_chain_budget_cap_still_gives_a_valid_chain():
+    ts = tile_set(12)
+    capped = ChainPlanner(ts, node_budget=5)
+    full = ChainPlanner(ts)
+    rng = random.Random(1)
+    hand = ts.mask_of(rng.sample(range(ts.num_tiles), 40))
+    a, b = capped.longest(hand, 12), full.longest(hand, 12)
+    assert 0 < len(a) <= len(b)
+    e = 12
+    for t in a:
+        x, y = ts.tiles[t]
+        assert e in (x, y) and hand >> t & 1
+        e = y if e == x else x
+
+
+def test_chain_answer_does_not_depend_on_history():
+    ts = tile_set(12)
+    rng = random.Random(2)
+    hands = [ts.mask_of(rng.sample(range(ts.num_tiles), rng.randint(8, 30))) for _ in range(60)]
+    for budget in (30, 4000):
+        used = ChainPlanner(ts, node_budget=budget)
+        for hand in hands:  # warm the memo, including with the suffixes of each plan
+            chain = used.longest(hand, 6)
+            if chain:
+                used.longest(hand ^ ts.bit[chain[0]], used.other[chain[0]][6])
+        for hand in hands:
+            for end in (6, 0):
+                assert used.longest(hand, end) == ChainPlanner(ts, node_budget=budget).longest(hand, end)
+
+
+# ---------------------------------------------------------------------- search agent
+def sim_matches_rules(config: RulesConfig, seed: int) -> int:
+    """Build the search agent's model from a seat's view plus the true hidden tiles at a
+    random moment, then replay random moves through both; legal plays must agree."""
+    rng = random.Random(seed)
+    enc, dec, rules = ObservationEncoder(config), ViewDecoder(config), SimRules(config)
+    ts = dec.tiles
+    n = config.num_seats
+    match = Match(config, seed=seed)
+    st = match.state
+    sim, me, checked = None, 0, 0
+    while not st.is_over:
+        if sim is None and rng.random() < 0.15:
+            me = st.seat
+            v = dec.decode(enc.encode(match, me), enc.action_mask(match, me))
+            hands = [st.hands[(me + r) % n] for r in range(1, n)]
+            bone = [ts.id_of(t) for t in st.boneyard][::-1]
+            drawn = ts.id_of(st.drawn_tile) if st.drawn_since_play else -1
+            sim = rules.from_view(v, hands, bone, st.tiles_played_this_turn, drawn)
+            sim.no_play = st.turns_without_play
+        legal = st.legal_moves()
+        codec = st.codec
+        if sim is not None:
+            want = sorted(m for m in legal if m < codec.draw)
+            got = sorted(
+                t * (n + 1) + (tr if tr == n else (tr + me) % n) for t, tr in rules.legal_plays(sim)
+            )
+            assert want == got
+            if not want:
+                move = codec.draw if rules.no_play_move(sim) == "draw" else codec.pass_
+                assert legal == [move]
+            checked += 1
+        move = rng.choice(legal)
+        st.apply(move)
+        if sim is not None:
+            if move == codec.draw:
+                rules.draw(sim)
+            elif move == codec.pass_:
+                rules.end_turn(sim, passed=True)
+            else:
+                t, tr = divmod(move, n + 1)
+                rules.play(sim, t, tr if tr == n else (tr - me) % n)
+            assert sim.over == st.is_over
+    if sim is not None:
+        truth = [
+            0 if (me + r) % n in st.out_seats else st.hand_value((me + r) % n) for r in range(n)
+        ]
+        assert rules.scores(sim) == truth
+    return checked
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_search_model_follows_the_rules(variant):
+    checked = 0
+    for num_seats in (2, 3, 4, 7, 12):
+        config = RulesConfig(num_seats=num_seats, num_rounds=1, **variant)
+        for seed in range(3):
+            checked += sim_matches_rules(config, seed)
+    assert checked > 100
+
+
+def test_search_inferences_are_sound():
+    """Every pip the search agent believes a seat lacks is truly absent from its hand."""
+    for num_seats, variant in [
+        (2, {}),
+        (3, {"first_turn": "single"}),
+        (4, {"doubles_order": "newest"}),
+    ]:
+        config = RulesConfig(num_seats=num_seats, num_rounds=2, **variant)
+        agents = [cheap_search(config, k) for k in range(num_seats)]
+        facts = [0]
+
+        def check(match, seat, action, agents=agents, n=num_seats, facts=facts):
+            lacks = agents[seat]._lacks
+            for r in range(1, n):
+                for pip in range(match.config.max_pip + 1):
+                    if lacks[r] >> pip & 1:
+                        facts[0] += 1
+                        assert all(pip not in t for t in match.state.hand((seat + r) % n))
+
+        for game in range(6):
+            play(config, agents, seed=game, check=check)
+        assert facts[0] > 0

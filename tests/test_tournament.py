@@ -1,0 +1,239 @@
+"""Tournaments: seat rotation and duplicate deals, determinism, intervals, outputs, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import agents.tournament as tournament
+from agents import AGENTS
+from agents.base import Agent
+from agents.stats import mean_interval, openskill_ratings, rate_interval, wilson
+from agents.tournament import (
+    arrangements,
+    entry_labels,
+    main,
+    markdown_table,
+    parse_rules,
+    run_tournament,
+    tables,
+)
+from mt_env import RulesConfig
+
+FAST = RulesConfig(num_seats=3, num_rounds=1)
+
+
+# ---------------------------------------------------------------------- schedule
+@pytest.mark.parametrize("num_entries,num_seats", [(4, 4), (2, 4), (3, 4), (1, 3), (4, 2), (5, 3)])
+@pytest.mark.parametrize("seating", ["rotate", "permute"])
+def test_every_entry_plays_every_seat_equally(num_entries, num_seats, seating):
+    plan = arrangements(num_entries, num_seats, seating)
+    seat_counts = Counter((seat, e) for arr in plan for seat, e in enumerate(arr))
+    for e in range(num_entries):
+        per_seat = [seat_counts[(s, e)] for s in range(num_seats)]
+        assert len(set(per_seat)) == 1 and per_seat[0] > 0, (e, per_seat)
+    if num_entries > num_seats:  # round robin: every pair meets equally often
+        meets = Counter((a, b) for arr in plan for a in set(arr) for b in set(arr) if a < b)
+        assert len(set(meets.values())) == 1
+        assert len(meets) == math.comb(num_entries, 2)
+
+
+def test_lineup_semantics():
+    assert tables(4, 4) == [(0, 1, 2, 3)]
+    assert tables(2, 4) == [(0, 1, 0, 1)]  # ckpt:x longest-train -> x, lt, x, lt
+    assert tables(3, 4) == [(0, 1, 2, 0)]
+    assert tables(4, 2) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    assert arrangements(3, 3) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert len(arrangements(3, 3, "permute")) == 6
+    assert entry_labels(["greedy", "random", "greedy"]) == ["greedy", "random", "greedy#2"]
+    with pytest.raises(ValueError, match="seating"):
+        arrangements(2, 2, "shuffle")
+    with pytest.raises(ValueError, match="at most 6 seats"):
+        arrangements(7, 7, "permute")
+
+
+def test_duplicate_deals_and_rotation(monkeypatch):
+    """Each deal is replayed under every arrangement with the same deal seed; each
+    entry sits in each seat once per deal; distinct deals get distinct seeds."""
+    seeds: list[int] = []
+
+    class RecordingMatch(tournament.Match):
+        def __init__(self, config, seed=None, deals=()):
+            seeds.append(seed)
+            super().__init__(config, seed=seed, deals=deals)
+
+    monkeypatch.setattr(tournament, "Match", RecordingMatch)
+    result = run_tournament(
+        ["random", "greedy", "longest-train"], FAST, 10, seed=9, workers=1, progress=False
+    )
+    assert result.deals == 4 and result.games == 12 and result.games_per_deal == 3
+    by_deal: dict[int, set] = {}
+    for rec, seed in zip(result.records, seeds, strict=True):
+        by_deal.setdefault(rec.deal, set()).add(seed)
+        assert seed == tournament.derive_seed(9, rec.deal)
+    assert all(len(s) == 1 for s in by_deal.values())
+    assert len({next(iter(s)) for s in by_deal.values()}) == 4
+    for deal in range(4):
+        recs = [r for r in result.records if r.deal == deal]
+        for seat in range(3):
+            assert sorted(r.seats[seat] for r in recs) == [0, 1, 2]
+
+
+def test_same_seed_same_table_any_workers():
+    specs = ["random", "greedy", "longest-train", "search"]
+    a = run_tournament(specs, FAST, 24, seed=5, workers=1, progress=False)
+    b = run_tournament(specs, FAST, 24, seed=5, workers=2, progress=False)
+    c = run_tournament(specs, FAST, 24, seed=6, workers=1, progress=False)
+    assert a.records == b.records and a.agents == b.agents and a.head_to_head == b.head_to_head
+    assert a.to_markdown().split("\n")[2:] == b.to_markdown().split("\n")[2:]
+    assert a.records != c.records
+
+
+def test_result_tables_are_consistent():
+    result = run_tournament(
+        ["greedy", "longest-train"],
+        RulesConfig(num_seats=4, num_rounds=1),
+        16,
+        seed=1,
+        workers=1,
+        progress=False,
+    )
+    assert result.games == 16 and result.games_per_deal == 4
+    rows = {r["agent"]: r for r in result.agents}
+    assert rows["greedy"]["seat_games"] == rows["longest-train"]["seat_games"] == 32
+    # win shares over all seats of all games sum to one win per game
+    total = sum(r["win_rate"] * r["seat_games"] for r in result.agents)
+    assert total == pytest.approx(result.games)
+    ab, ba = result.h2h("greedy", "longest-train"), result.h2h("longest-train", "greedy")
+    assert ab["rate"] + ba["rate"] == pytest.approx(1.0)
+    for r in result.agents:
+        assert r["win_lo"] <= r["win_rate"] <= r["win_hi"]
+        assert r["place_lo"] <= r["place"] <= r["place_hi"]
+
+
+def test_illegal_agent_is_reported(monkeypatch):
+    class Cheater(Agent):
+        name = "cheater"
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask == 0)[0])
+
+    monkeypatch.setitem(AGENTS, "cheater", Cheater)
+    with pytest.raises(RuntimeError, match="'cheater' in seat .* illegal action"):
+        run_tournament(["cheater", "random"], FAST, 3, seed=0, workers=1, progress=False)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="unknown agent"):
+        run_tournament(["random", "nope"], FAST, 3, seed=0, workers=1, progress=False)
+    with pytest.raises(ValueError, match="games"):
+        run_tournament(["random"], FAST, 0, seed=0, workers=1, progress=False)
+    assert parse_rules(
+        ["num_rounds=2", "dead_doubles=false", "first_turn=single"], 3
+    ) == RulesConfig(num_seats=3, num_rounds=2, dead_doubles=False, first_turn="single")
+    with pytest.raises(ValueError, match="key=value"):
+        parse_rules(["num_rounds"], 3)
+    with pytest.raises(ValueError, match="--seats"):
+        parse_rules(["num_seats=3"], 3)
+    with pytest.raises(ValueError, match="unknown rules option"):
+        parse_rules(["colour=red"], 3)
+
+
+# ---------------------------------------------------------------------- statistics
+def test_cluster_intervals_cover_a_known_win_rate():
+    """Synthetic duplicate data: each deal (cluster) has its own win probability around
+    the true rate (luck shared by its games); the 95% interval must cover the truth in
+    about 95% of repetitions, and the naive i.i.d. interval would not."""
+    rng = np.random.default_rng(0)
+    true_p, deals, per_deal, reps = 0.3, 150, 4, 400
+    covered = naive_covered = 0
+    for _ in range(reps):
+        p_deal = rng.beta(true_p, 1 - true_p, size=deals)  # strong deal effect
+        wins = rng.binomial(per_deal, p_deal)
+        p, lo, hi = rate_interval((w, per_deal) for w in wins)
+        covered += lo <= true_p <= hi
+        n_lo, n_hi = wilson(p, deals * per_deal)
+        naive_covered += n_lo <= true_p <= n_hi
+    assert 0.92 <= covered / reps <= 0.98
+    assert naive_covered / reps < 0.85
+
+
+def test_mean_interval_covers_a_known_mean():
+    rng = np.random.default_rng(1)
+    covered = 0
+    for _ in range(400):
+        deal_effect = rng.normal(0, 5, size=120)
+        scores = deal_effect[:, None] + rng.normal(20, 10, size=(120, 3))
+        _, lo, hi = mean_interval((s.sum(), 3) for s in scores)
+        covered += lo <= 20 <= hi
+    assert 0.92 <= covered / 400 <= 0.98
+
+
+def test_rate_interval_edges():
+    p, lo, hi = rate_interval([(0, 4)] * 50)
+    assert p == 0 and lo == 0 and 0 < hi < 0.03
+    p, lo, hi = rate_interval([(4, 4)] * 50)
+    assert p == 1 and hi == 1 and 0.97 < lo < 1
+    p, lo, hi = rate_interval([(1, 2)])
+    assert p == 0.5 and math.isnan(lo)
+
+
+def test_openskill_orders_a_clear_ranking():
+    games = [((0, 1, 2), (1, 2, 3)), ((1, 2, 0), (2, 3, 1)), ((2, 0, 1), (3, 1, 2))] * 20
+    r = openskill_ratings(["a", "b", "c"], games)
+    assert r["a"]["mu"] > r["b"]["mu"] > r["c"]["mu"]
+    assert all(v["ordinal"] == pytest.approx(v["mu"] - 3 * v["sigma"]) for v in r.values())
+
+
+# ---------------------------------------------------------------------- output
+def test_markdown_table():
+    text = markdown_table(["a", "bb"], [["1", "x"], ["22", "yyy"]], align="lr")
+    assert text.splitlines() == [
+        "| a  |  bb |",
+        "| :- | --: |",
+        "| 1  |   x |",
+        "| 22 | yyy |",
+    ]
+    with pytest.raises(ValueError):
+        markdown_table(["a"], [["1", "2"]])
+
+
+def test_cli_writes_every_output(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert (
+        main(
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--seats",
+                "2",
+                "--games",
+                "6",
+                "--seed",
+                "2",
+                "--rules",
+                "num_rounds=1",
+                "--workers",
+                "1",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "| greedy" in printed and "Head-to-head" in printed
+    data = json.loads((out / "summary.json").read_text())
+    assert data["games"] == 6 and data["rules"]["num_rounds"] == 1
+    assert [r["agent"] for r in data["agents"]] == ["greedy", "random"]
+    for name in ("agents.csv", "head_to_head.csv", "summary.md"):
+        assert (out / name).read_text().strip()
+    assert (out / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit):
+        main(["--agents", "nope", "--games", "1", "--no-progress"])
