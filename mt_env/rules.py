@@ -594,27 +594,18 @@ class RoundState:
         return self.codec.describe(move)
 
 
-_SHARED_SLOTS = (
-    "config",
-    "codec",
-    "engine",
-    "_ts",
-    "_n",
-    "_n1",
-    "_draw",
-    "_pass",
-    "_free_first",
-    "_draw_first",
-    "_oldest_first",
-    "_dead_rule",
-    "_follow_on_double",
-    "_value",
-    "_unplayed",
-    "_seat",
-    "_turn_plays",
-    "_drawn",
-    "_follow_up",
-    "_no_play_turns",
-    "_end_reason",
-    "_turns",
+# copy() copies these lists; every other slot holds an int, a bool, a str or an immutable
+# table and is shared.
+_COPIED_SLOTS = (
+    "hands",
+    "_boneyard",
+    "_trains",
+    "_ends",
+    "_marked",
+    "_open_doubles",
+    "_turn_doubles",
+    "_first_pending",
+    "_out_seats",
+    "_legal",
 )
+_SHARED_SLOTS = tuple(s for s in RoundState.__slots__ if s not in _COPIED_SLOTS)
