@@ -1,31 +1,36 @@
 """``search``: determinized Monte-Carlo search on top of the ``longest-train`` plan.
 
 :class:`SearchAgent` is a *search* agent (STYLE.md): besides the observation it runs a
-model of the round (:mod:`agents.simulator`) on guessed hidden tiles. It never sees
-another seat's hand or the boneyard; it guesses them.
+model of the round (:mod:`agents.simulator`) on *guessed* hidden tiles. It never sees
+another seat's hand or the boneyard's order.
 
-- **Free first turn (R11):** it lays the ``longest-train`` plan, the longest (then
-  heaviest) chain of its hand (a search over alternative chains measured no better).
+- **Free first turn (R11):** it lays the ``longest-train`` chain but keeps its last
+  ``reserve`` tile(s) (default 1) in hand, unless the chain is the whole hand: a tile
+  that only it can play (its own train is closed to others while unmarked) turns a later
+  turn with nothing else to play from "draw and be marked" into a play. Optionally
+  (``first_k > 1``) it also searches over alternative chains; measured no better, so off.
 - **A forced move** (one legal action) is made at once.
-- **Otherwise** it takes the ``top_k`` plays ``longest-train`` ranks highest and scores
-  each by ``samples`` determinized rollouts: the unknown tiles (neither in its hand nor on
-  the table) are dealt at random to the other seats (their hand sizes are public) and to
-  the boneyard, respecting what it has inferred (below); then each candidate is played in
-  the same guessed world and the round is finished by a fast scripted policy for every
-  seat (:func:`agents.simulator.rollout`). A candidate's value is the mean over worlds of
-  (the other seats' mean round score − its own round score), which is what wins
-  penalty-scored matches. Every candidate sees the same worlds (common random numbers),
-  so the comparison is paired.
+- **Otherwise** it takes the ``top_k`` plays that ``longest-train`` ranks highest and
+  scores each by ``samples`` determinized rollouts: the unknown tiles (neither in its hand
+  nor on the table) are dealt at random to the other seats (their hand sizes are public)
+  and to the boneyard, respecting what it has inferred (below); each candidate is played
+  in the same guessed world (common random numbers, so comparisons are paired) and the
+  round is finished by a fast scripted policy for every seat
+  (:func:`agents.simulator.rollout`). The value of a finished rollout is its lead in match
+  totals over the best other seat after this round (``utility="match"``), which is what
+  decides a match and ignores seats far behind. It leaves the ``longest-train`` choice
+  only for a play whose mean gain over it exceeds ``margin`` (default 1) standard errors
+  of the paired differences, so rollout noise does not make it worse than the plan.
 - **Inference (public information only):** between two of its turns it compares what it
   saw; a seat that drew and was marked while no double was played had no tile for any
   train whose end stayed the same and that it could play on (its own, the Mexican train,
-  trains marked throughout). Those pips are excluded from that seat's guessed hand until
-  it draws again.
+  trains marked throughout). Those pips are kept out of that seat's guessed hand until it
+  draws again (``tests/test_agents.py`` checks these inferences against the true hands).
 
-Strength: it beats ``longest-train`` clearly in full matches at 2 and 4 seats (see the
-README / results for the measured intervals), at the price of speed: about 3 searched
-decisions per round, each ``top_k x samples`` rollouts (~0.2 ms each in CPython).
-Defaults: ``samples=32``, ``top_k=4``.
+Strength and cost: see README / ``results/``: it beats ``longest-train`` in full matches
+at 2 and 4 seats; about 3 decisions per round are searched, each ``top_k x samples``
+rollouts of ~0.1–0.2 ms, so it decides ~100–300 times per second against ~5,000 for
+``longest-train``. Defaults: ``samples=32``, ``top_k=4``, ``reserve=1``, ``margin=1``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import math
 
 import numpy as np
 
-from .chains import ChainPlanner
+from .chains import ChainPlanner, chain_alternatives
 from .longest_train import LongestTrainAgent
 from .simulator import SimRules, rollout
 from .view import SeatView
@@ -46,6 +51,7 @@ ROLLOUT_CHAIN_BUDGET = 200
 UTILITIES = ("match", "mean")
 DEFAULT_MARGIN = 1.0
 DEFAULT_RESERVE = 1
+DEFAULT_FIRST_K = 1
 
 
 class SearchAgent(LongestTrainAgent):
@@ -63,7 +69,9 @@ class SearchAgent(LongestTrainAgent):
         utility: str = "match",
         margin: float = DEFAULT_MARGIN,
         reserve: int = DEFAULT_RESERVE,
+        first_k: int = DEFAULT_FIRST_K,
     ) -> None:
+        self.first_k = first_k
         self.margin = margin
         self.reserve = reserve
         if utility not in UTILITIES:
@@ -87,6 +95,7 @@ class SearchAgent(LongestTrainAgent):
         self._snapshot: tuple | None = None  # the table right after my last turn
         self._turn_double = False
         self._round: tuple[int, int] | None = None
+        self._plan: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ acting
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -107,49 +116,87 @@ class SearchAgent(LongestTrainAgent):
         if not v.plays:
             return self.decoder.draw_action if v.can_draw else self.decoder.pass_action
         if v.free_first:
-            chain = self.planner.longest(v.hand, v.ends[0])
-            # R11: stop with `reserve` chain tiles in hand (unless that would go out)
-            if v.can_pass and len(chain) <= self.reserve and len(chain) < v.hand.bit_count():
-                return self.decoder.pass_action
-            for a, t, tr in v.plays:
-                if chain and t == chain[0] and tr == 0:
-                    return a
+            if v.lengths[0] == 0 and not v.drawn:  # the first move of my free first turn
+                self._plan = self.first_turn_plan(v)
+            plan = self._plan
+            if plan:
+                for a, t, tr in v.plays:
+                    if t == plan[0] and tr == 0:
+                        self._plan = plan[1:]
+                        return a
             if v.can_pass:
                 return self.decoder.pass_action
         if len(v.plays) == 1:
             return v.plays[0][0]
         return self.search(v)
 
+    def first_turn_plan(self, v: SeatView) -> tuple[int, ...]:
+        """The tiles to lay in the free first turn (R11): the longest chain, or an
+        alternative chain that search finds clearly better; `reserve` tiles kept back."""
+        hand_size = v.hand.bit_count()
+
+        def keep_back(chain: tuple[int, ...]) -> tuple[int, ...]:
+            if len(chain) == hand_size:  # laying the whole hand goes out (R24)
+                return chain
+            return chain[: max(0, len(chain) - self.reserve)]
+
+        plans = list(
+            dict.fromkeys(
+                keep_back(c)
+                for c in chain_alternatives(self.planner, v.hand, v.ends[0], limit=self.first_k)
+            )
+        )
+        if len(plans) == 1:
+            return plans[0]
+
+        def apply(s, plan):
+            for t in plan:
+                self.sim.play(s, t, 0)
+                if s.over or s.seat != 0:
+                    return
+            self.sim.end_turn(s, passed=True)
+
+        return plans[self._best_option(v, plans, apply, turn_plays=0, drawn=-1)]
+
     def search(self, v: SeatView) -> int:
         """The best of the top-ranked plays by determinized rollouts."""
         ranked = sorted(v.plays, key=lambda p: self.score(v, p), reverse=True)[: self.top_k]
         if len(ranked) == 1:
             return ranked[0][0]
+        best = self._best_option(
+            v,
+            ranked,
+            lambda s, play: self.sim.play(s, play[1], play[2]),
+            turn_plays=1 if v.follow_up else 0,
+            drawn=v.plays[0][1] if v.drawn else -1,
+        )
+        return ranked[best][0]
+
+    def _best_option(self, v: SeatView, options: list, apply, turn_plays: int, drawn: int) -> int:
+        """Index of the option to take: each is applied by ``apply(world, option)`` in the
+        same ``samples`` guessed worlds and rolled out; option 0 (the ``longest-train``
+        choice) is left only for one whose mean gain over it exceeds ``margin`` standard
+        errors of the paired difference."""
         self.searches += 1
         sim, rng = self.sim, self.rng
-        n = self.config.num_seats
         unknown = self.decoder.tiles.ids_in(self._full & ~v.hand & ~v.table)
-        drawn = v.plays[0][1] if v.drawn else -1
-        turn_plays = 1 if v.follow_up else 0
-        values = [[0.0] * self.samples for _ in ranked]
+        values = [[0.0] * self.samples for _ in options]
         for j in range(self.samples):
             hands, bone = self._sample(v, unknown)
             world = sim.from_view(v, hands, bone, turn_plays, drawn)
-            for i, (_, tile, train) in enumerate(ranked):
+            for i, option in enumerate(options):
                 s = world.copy()
-                sim.play(s, tile, train)
+                apply(s, option)
                 rollout(sim, s, rng, self.rollout_planner)
                 values[i][j] = self.utility(v, s)
-        # Leave the longest-train choice (ranked[0]) only for a play that beats it by
-        # more than `margin` standard errors of the paired difference.
         best, best_gain = 0, 0.0
-        for i in range(1, len(ranked)):
+        for i in range(1, len(options)):
             diffs = [a - b for a, b in zip(values[i], values[0], strict=True)]
             mean = sum(diffs) / len(diffs)
             var = sum((d - mean) ** 2 for d in diffs) / max(1, len(diffs) - 1)
             if mean > self.margin * math.sqrt(var / len(diffs)) and mean > best_gain:
                 best, best_gain = i, mean
-        return ranked[best][0]
+        return best
 
     def utility(self, v: SeatView, s) -> float:
         """Value of a finished rollout for the observer (seat 0).

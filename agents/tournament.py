@@ -393,7 +393,7 @@ def plot_ratings(result: TournamentResult, path: str | os.PathLike) -> None:
     win = np.array([r["win_rate"] for r in rows])
     lo = np.array([r["win_lo"] for r in rows])
     hi = np.array([r["win_hi"] for r in rows])
-    err = np.vstack([np.nan_to_num(win - lo), np.nan_to_num(hi - win)])
+    err = np.clip(np.vstack([np.nan_to_num(win - lo), np.nan_to_num(hi - win)]), 0, None)
     axes[1].errorbar(100 * win, y, xerr=100 * err, fmt="o", capsize=4, color="C1")
     axes[1].axvline(100 / result.config["num_seats"], color="grey", lw=0.8, ls="--")
     axes[1].set_xlabel("win rate, % (95% CI; dashed: 1/seats)")
@@ -584,6 +584,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agents.tournament",
         description="Play a duplicate tournament between agents and print the tables.",
+        epilog=(
+            "Lineup: as many agents as seats -> one table; fewer -> seat k holds agent "
+            "k mod len (ckpt:x longest-train in 4 seats = x, lt, x, lt); more -> every "
+            "seats-sized subset is a table (round robin). Every deal is replayed under every "
+            "rotation of every table (duplicate format); --games is rounded up to whole deals."
+        ),
     )
     parser.add_argument(
         "--agents",

@@ -236,7 +236,9 @@ def test_chain_answer_does_not_depend_on_history():
                 used.longest(hand ^ ts.bit[chain[0]], used.other[chain[0]][6])
         for hand in hands:
             for end in (6, 0):
-                assert used.longest(hand, end) == ChainPlanner(ts, node_budget=budget).longest(hand, end)
+                assert used.longest(hand, end) == ChainPlanner(ts, node_budget=budget).longest(
+                    hand, end
+                )
 
 
 # ---------------------------------------------------------------------- search agent
@@ -322,3 +324,45 @@ def test_search_inferences_are_sound():
         for game in range(6):
             play(config, agents, seed=game, check=check)
         assert facts[0] > 0
+
+
+def test_search_options_stay_legal():
+    for variant in ({}, {"scoring": "positive"}):
+        config = RulesConfig(num_seats=3, num_rounds=2, **variant)
+        agents = [
+            SearchAgent(config, seed=0, samples=3, top_k=3, first_k=3, utility="mean", margin=0),
+            SearchAgent(config, seed=1, samples=3, reserve=2, infer=False),
+            cheap_search(config, 2),
+        ]
+        for game in range(3):
+            play(config, agents, seed=game)
+    with pytest.raises(ValueError, match="utility"):
+        SearchAgent(config, utility="best")
+
+
+def test_search_keeps_one_chain_tile_back_in_its_free_first_turn():
+    config = RulesConfig(num_seats=3, num_rounds=1)
+    enc = ObservationEncoder(config)
+    seen = 0
+    for seed in range(12):
+        match = Match(config, seed=seed)
+        agents = [cheap_search(config, k) for k in range(3)]
+        st = match.state
+        planned: dict[int, tuple[int, int]] = {}
+        while not match.is_over:
+            seat = st.seat
+            if st.in_free_first_turn and seat not in planned:
+                chain = agents[seat].planner.longest(st.hands[seat], st.open_end(seat))
+                planned[seat] = (len(chain), st.hands[seat].bit_count())
+            mask = enc.action_mask(match, seat)
+            action = agents[seat].act(enc.encode(match, seat), mask)
+            match.apply(st.codec.to_move(action, seat))
+            if seat in planned and not st.first_turn_pending(seat) and planned[seat][0] >= 0:
+                length, hand = planned[seat]
+                expected = length if length in (0, hand) else length - 1
+                assert st.train_length(seat) == expected
+                planned[seat] = (-1, hand)
+                seen += 1
+            if st.is_over:
+                break
+    assert seen >= 30
