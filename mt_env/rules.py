@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numbers
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .actions import MoveCodec
