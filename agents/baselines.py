@@ -1,13 +1,14 @@
 """The two simplest baselines: ``random`` and ``greedy``.
 
-- :class:`RandomAgent` (``random``) picks uniformly among the legal actions. It is the
-  floor: it breaks doubles, starves its own train and rarely wins (well under 5% at a
-  4-seat table of stronger agents).
+- :class:`RandomAgent` (``random``) picks uniformly among the legal actions (in its free
+  first turn that includes passing early). It is the floor: in full default matches it
+  won 0.0% at a 4-seat table with ``greedy``, ``longest-train`` and ``search`` and 0.3%
+  in a 2-seat round robin (``results/``).
 - :class:`GreedyAgent` (``greedy``) plays the heaviest legal tile, doubles first (to get
   rid of them while it can), on its own train when that tile joins it, else on the
   Mexican train, else on the nearest marked train; in its free first turn it keeps
-  playing while a tile joins (R11). It sheds points fast but builds no plan, so
-  ``longest-train`` beats it clearly.
+  playing while a tile joins (R11). It sheds points fast but builds no plan: it beats
+  ``random`` in 99–100% of full matches, and ``longest-train`` beats it in 88–91%.
 """
 
 from __future__ import annotations

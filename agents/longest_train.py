@@ -13,8 +13,10 @@ from its own train's open end, found by depth-first search (:mod:`agents.chains`
 - **Doubles:** when a double must be satisfied (R20) it uses the tile that costs the plan
   least; when it owes a follow-up it prefers to satisfy its own double.
 
-It is the public "LongestPath" baseline of the issue; against ``greedy`` and ``random`` it
-wins most games at every seat count (see README for the measured figures).
+It is the public "LongestPath" baseline. In full default matches (``results/``) it won
+44.1% [42.7, 45.5] at a 4-seat table with ``random``, ``greedy`` and ``search`` (the public
+LongestPath wins about 45% against RandomPath, Greedy and Random), finishing ahead of
+``greedy`` in 91% of games (4 seats) and 88% (2 seats); ``search`` beats it.
 """
 
 from __future__ import annotations
