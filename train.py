@@ -221,7 +221,6 @@ def parse_args(argv: list[str]) -> TrainConfig:
         if "optimizer" not in data:
             raise CheckpointError(f"{known.resume} is a policy-only export: it cannot be resumed")
         base = config_from_dict(data["train_config"], f"checkpoint {known.resume}")
-        base.resume = known.resume
     else:
         base = load_preset(known.config)
     cfg = tyro.cli(TrainConfig, default=base, args=rest, description=__doc__)

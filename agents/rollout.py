@@ -157,7 +157,7 @@ class Collector:
             for s, stream in g.streams.items():
                 if final is not None and stream:
                     stream[-1][_REW] += final[s]
-                self.stats.record_match(places, s, g.roles)
+                self.stats.record_match(places, s)
                 self._close(stream)
             self._new_match(g)
         elif spec.round_is_episode:
@@ -283,7 +283,7 @@ class _Stats:
         self.wins = 0.0
         self.places: list[int] = []
 
-    def record_match(self, places: list[int], seat: int, roles: list[str]) -> None:
+    def record_match(self, places: list[int], seat: int) -> None:
         self.matches += 1
         self.places.append(places[seat])
         if places[seat] == 1:
