@@ -117,6 +117,12 @@ class TrainConfig:
     """seats per match played by the learning policy; the rest come from opponent_mix"""
     opponent_mix: str = "self=0.4,past=0.2,longest-train=0.4"
     """opponent proportions NAME=WEIGHT,...: self (learning policy), past (pool snapshot), a baseline"""
+    pretrain_teacher: str = ""
+    """scripted agent (e.g. search) the policy imitates before PPO starts; empty = none"""
+    pretrain_decisions: int = 200_000
+    """teacher decisions recorded for that behaviour cloning (forced moves excluded)"""
+    pretrain_epochs: int = 4
+    """epochs of behaviour cloning over those decisions"""
     snapshot_every: int = 10
     """updates between snapshots added to the opponent pool"""
     pool_size: int = 8
@@ -158,7 +164,10 @@ class TrainConfig:
         for name in self.opponents():
             if name not in ("self", "past"):
                 make_agent(name, self.rules_config())  # raises ValueError for unknown names
-        for key in ("rollout_steps", "num_minibatches", "update_epochs", "games_per_worker"):
+        if self.pretrain_teacher:
+            make_agent(self.pretrain_teacher, self.rules_config())
+        for key in ("rollout_steps", "num_minibatches", "update_epochs", "games_per_worker",
+                    "pretrain_decisions", "pretrain_epochs"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key}={getattr(self, key)}: expected a positive int")
 
@@ -261,6 +270,7 @@ def main(argv: list[str] | None = None) -> Path:
     policy = make_policy(rules, cfg.features, cfg.hidden_sizes)
     optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, eps=1e-5)
     global_step, iteration, env_steps, pool, best = 0, 0, 0, [], -math.inf
+    pretrained = False
     if cfg.resume:
         data = load_checkpoint(cfg.resume, rules)
         policy.load_state_dict(data["model"])
@@ -268,6 +278,7 @@ def main(argv: list[str] | None = None) -> Path:
         global_step, iteration = data["global_step"], data["iteration"]
         env_steps, best = data["env_steps"], data["best_eval"]
         pool = list(data["pool"])
+        pretrained = data.get("pretrained", False)
         torch.set_rng_state(data["torch_rng"])
         print(f"resumed {cfg.resume} at update {iteration}, step {global_step}")
 
@@ -320,6 +331,7 @@ def main(argv: list[str] | None = None) -> Path:
             "env_steps": env_steps,
             "best_eval": best,
             "pool": pool,
+            "pretrained": pretrained,
             "torch_rng": torch.get_rng_state(),
         }
 
@@ -329,6 +341,33 @@ def main(argv: list[str] | None = None) -> Path:
                disable=not cfg.progress, dynamic_ncols=True)
     last_eval = "-"
     try:
+        # -- optional behaviour cloning of a scripted teacher before PPO (counts in the time limit)
+        if cfg.pretrain_teacher and not pretrained:
+            t0 = time.time()
+            demo_specs = [dataclasses.replace(s, teacher=cfg.pretrain_teacher, gae_lambda=1.0,
+                                              seed=s.seed + 104729) for s in specs]
+            demo_collectors = [make(s) for s in demo_specs]
+            share = math.ceil(cfg.pretrain_decisions / len(demo_collectors))
+            if cfg.num_workers > 0:
+                for c in demo_collectors:
+                    c.start_demonstrate(share)
+                parts = [c.result() for c in demo_collectors]
+                for c in demo_collectors:
+                    c.close()
+            else:
+                parts = [c.demonstrate(share) for c in demo_collectors]
+            demo = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "stats"}
+            env_steps += sum(p["stats"]["env_steps"] for p in parts)
+            t1 = time.time()
+            fit = behaviour_clone(policy, optimizer, demo, cfg)
+            pretrained = True
+            for key, value in fit.items():
+                writer.add_scalar(f"pretrain/{key}", value, 0)
+            print(f"behaviour cloning of {cfg.pretrain_teacher}: {len(demo['actions'])} decisions "
+                  f"recorded in {t1 - t0:.0f} s, fitted in {time.time() - t1:.0f} s; held-out "
+                  f"accuracy {fit['accuracy']:.1%}, value explained variance {fit['explained_variance']:.2f}")
+            del demo, parts
+            save_checkpoint(run_dir / "checkpoint.pt", checkpoint_payload())
         while global_step < cfg.total_steps:
             if cfg.time_limit_minutes and time.time() - start > cfg.time_limit_minutes * 60:
                 print(f"time limit of {cfg.time_limit_minutes} min reached")
@@ -493,6 +532,50 @@ def legal_index(masks: torch.Tensor, actions: torch.Tensor):
     valid = torch.arange(width)[None, :] < counts[:, None]
     pos = (legal == actions[:, None]).logical_and(valid).float().argmax(1)
     return legal, valid, pos
+
+
+def behaviour_clone(policy: torch.nn.Module, optimizer: torch.optim.Optimizer, demo: dict,
+                    cfg: TrainConfig, holdout: float = 0.05) -> dict:
+    """Fit the policy to a teacher's decisions (cross-entropy over the legal actions, as in
+    the PPO loss) and its value head to their Monte-Carlo returns; report the held-out
+    action accuracy and explained variance."""
+    obs = torch.from_numpy(demo["obs"])
+    masks = torch.from_numpy(demo["masks"])
+    actions = torch.from_numpy(demo["actions"])
+    returns = torch.from_numpy(demo["returns"])
+    legal, valid, pos = legal_index(masks, actions)
+    order = torch.randperm(len(actions))
+    n_test = max(1, int(len(order) * holdout))
+    test, train_rows = order[:n_test], order[n_test:]
+    batch = 512
+
+    def losses(rows: torch.Tensor):
+        logits, value = policy(obs[rows], masks[rows])
+        legal_logp = torch.log_softmax(
+            logits.gather(1, legal[rows]).masked_fill(~valid[rows], -math.inf), -1
+        )
+        ce = -legal_logp.gather(1, pos[rows, None]).squeeze(1)
+        hit = legal_logp.argmax(1) == pos[rows]
+        return ce, hit, value
+
+    policy.train()
+    for _ in range(cfg.pretrain_epochs):
+        for mb in train_rows[torch.randperm(len(train_rows))].split(batch):
+            ce, _, value = losses(mb)
+            loss = ce.mean() + cfg.vf_coef * 0.5 * ((value - returns[mb]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+    policy.eval()
+    with torch.no_grad():
+        ce, hit, value = losses(test)
+    var = returns[test].var().item()
+    return {
+        "cross_entropy": ce.mean().item(),
+        "accuracy": hit.float().mean().item(),
+        "explained_variance": 1 - (returns[test] - value).var().item() / var if var > 0 else float("nan"),
+    }
 
 
 def policy_export(payload: dict) -> dict:

@@ -21,7 +21,9 @@ learning policy, the others drawn from ``opponent_mix`` — ``"self"`` (the
 learning policy again, its decisions recorded too), ``"past"`` (a frozen
 snapshot from the pool, or self if the pool is empty) or a scripted baseline name
 (:func:`agents.make_agent`). Network seats are batched into one forward pass per
-policy. :class:`Collector` runs in-process; :class:`CollectorProcess` runs one in
+policy. With ``spec.teacher`` set (:meth:`Collector.demonstrate`) a scripted agent
+plays every learner seat and its decisions are recorded instead: demonstrations for
+behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector` runs in-process; :class:`CollectorProcess` runs one in
 a worker process so that rollouts use every core.
 """
 
@@ -65,6 +67,8 @@ class RolloutSpec:
     hidden_sizes: tuple[int, ...]
     gamma: float
     gae_lambda: float
+    teacher: str = ""
+    """a scripted agent playing the learner seats instead of the policy (demonstrations)"""
 
 
 class _Game:
@@ -125,7 +129,10 @@ class Collector:
                 else:
                     role = LEARNER
             g.roles.append(role)
-            if role not in (LEARNER, PAST):
+            if role == LEARNER and self.spec.teacher:
+                g.agents[seat] = make_agent(self.spec.teacher, self.cfg, seed=self.rng.randrange(2**31))
+                g.agents[seat].reset()
+            elif role not in (LEARNER, PAST):
                 agent = make_agent(role, self.cfg, seed=self.rng.randrange(2**31))
                 agent.reset()
                 g.agents[seat] = agent
@@ -255,6 +262,29 @@ class Collector:
         return batch
 
 
+    def demonstrate(self, min_steps: int) -> dict:
+        """With ``spec.teacher``: play until at least ``min_steps`` teacher decisions of
+        *finished* episodes are ready and return them as a batch. Values are recorded as 0,
+        so with ``spec.gae_lambda == 1`` the ``returns`` are Monte-Carlo returns."""
+        if not self.spec.teacher:
+            raise ValueError("demonstrate() needs RolloutSpec.teacher (a scripted agent name)")
+        enc = self.enc
+        while len(self.finished) < min_steps:
+            for g in self.games:
+                self._advance_scripted(g)  # up to a teacher seat's real decision
+                m = g.match
+                seat = m.state.seat
+                obs, mask = enc.encode(m, seat), enc.action_mask(m, seat).astype(bool)
+                action = int(g.agents[seat].act(obs, mask))
+                self.record(g, seat, self.featurize(obs[None])[0], mask, action, 0.0, 0.0)
+                self.step(g, seat, action)
+        batch = _stack(self.finished)
+        batch["stats"] = self.stats.take()
+        self.finished = []
+        self.ready = 0
+        return batch
+
+
 def _stack(rows: list[tuple]) -> dict:
     obs, masks, actions, logps, values, advs, rets = zip(*rows, strict=True)
     return {
@@ -310,6 +340,8 @@ def _worker(conn, spec: RolloutSpec) -> None:
         cmd, *args = conn.recv()
         if cmd == "collect":
             conn.send(collector.collect(*args))
+        elif cmd == "demonstrate":
+            conn.send(collector.demonstrate(*args))
         elif cmd == "pool":
             collector.set_pool(*args)
         elif cmd == "close":
@@ -328,6 +360,9 @@ class CollectorProcess:
 
     def start_collect(self, state_dict: dict, min_steps: int) -> None:
         self.conn.send(("collect", state_dict, min_steps))
+
+    def start_demonstrate(self, min_steps: int) -> None:
+        self.conn.send(("demonstrate", min_steps))
 
     def result(self) -> dict:
         return self.conn.recv()

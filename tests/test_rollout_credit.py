@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents.longest_train import LongestTrainAgent
 from agents.rollout import Collector, RolloutSpec
 from mt_env import Deal, Match, RulesConfig
 
@@ -112,3 +113,40 @@ def test_open_streams_bootstrap_from_the_same_seats_next_decision():
     # delta = r + gamma * V(next decision of seat 0) - V = 0 + 0.9 * 2.0 - 1.0
     assert row[5] == pytest.approx(0.9 * 2.0 - 1.0)
     assert len(stream) == 1 and stream[0][4] == 2.0
+
+
+def test_demonstrations_record_the_teachers_choices_with_monte_carlo_returns():
+    """Behaviour-cloning data (``spec.teacher``): the scripted teacher plays the learner
+    seats; each of its real decisions is recorded with the action it chose, and with the
+    return of its episode (values 0, lambda 1): here seat 0 keeps 0|0 (50 points, R26)."""
+    spec = RolloutSpec(
+        rules=RULES, num_games=1, seed=0, reward="score", reward_scale=0.01,
+        round_is_episode=True, learner_seats=2, opponent_mix={"self": 1.0}, features="none",
+        hidden_sizes=(8,), gamma=1.0, gae_lambda=1.0, teacher="longest-train",
+    )
+    col = Collector(spec)
+    g = col.games[0]
+    g.match = Match(RULES, deals=[_deal()])
+    batch = col.demonstrate(1)
+    teacher = LongestTrainAgent(RULES)
+    assert len(batch["actions"]) >= 1
+    own_tiles = {(6, 5), (5, 4), (0, 0)}
+    for x, mask, action, ret in zip(batch["obs"], batch["masks"], batch["actions"], batch["returns"],
+                                    strict=True):
+        assert mask.sum() > 1  # forced moves are not decisions
+        assert teacher.act(x, mask) == action
+        hand = _hand_tiles(x)
+        assert hand, "a decision with an empty hand"
+        # Seat 0 (holding tiles of its dealt hand) ends with 0|0: -50 * 0.01; seat 1 goes out: 0.
+        expected = -0.5 if hand <= own_tiles else 0.0
+        assert ret == pytest.approx(expected)
+    np.testing.assert_array_equal(batch["values"], 0.0)
+
+
+def _hand_tiles(obs: np.ndarray) -> set[tuple[int, int]]:
+    from mt_env.observation import ObservationEncoder
+    from mt_env.tiles import tile_set
+
+    enc, ts = ObservationEncoder(RULES), tile_set(RULES.max_pip)
+    hand = obs[enc.pieces["hand"]]
+    return {(ts.high[t], ts.low[t]) for t in np.flatnonzero(hand > 0.5)}

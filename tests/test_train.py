@@ -201,3 +201,43 @@ def test_presets_keys_are_trainer_options():
     # Overriding the seat count re-derives the set and hand size (R3).
     cfg = train.parse_args(["--config", "quick", "--rules.num-seats", "4"])
     assert cfg.rules_config().max_pip == 12 and cfg.rules_config().hand_size == 15
+
+
+def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys):
+    """``--pretrain-teacher``: behaviour cloning before PPO makes the policy agree with the
+    teacher on fresh positions (an untrained one does not), and a resumed run does not
+    clone again."""
+    from agents.rollout import Collector, RolloutSpec
+
+    run = train.main([
+        *SMOKE, "--run-dir", str(tmp_path), "--total-steps", "0", "--games-per-worker", "8",
+        "--pretrain-teacher", "longest-train", "--pretrain-decisions", "2000",
+        "--pretrain-epochs", "40",
+    ])
+    assert "behaviour cloning of longest-train" in capsys.readouterr().out
+    rules = RulesConfig(num_seats=2)
+    assert load_checkpoint(run / "checkpoint.pt", rules)["pretrained"] is True
+    spec = RolloutSpec(
+        rules=rules, num_games=8, seed=99, reward="score_zero_sum", reward_scale=0.01,
+        round_is_episode=True, learner_seats=2, opponent_mix={"self": 1.0}, features="pairs",
+        hidden_sizes=(128, 128), gamma=1.0, gae_lambda=1.0, teacher="longest-train",
+    )
+    fresh = Collector(spec).demonstrate(400)  # other deals than the training data
+    x, masks = torch.from_numpy(fresh["obs"]), torch.from_numpy(fresh["masks"])
+
+    def teacher_nll(net: PolicyNet) -> float:
+        """Mean negative log-probability the policy gives the teacher's action."""
+        with torch.no_grad():
+            logp = torch.log_softmax(net(x, masks)[0], -1)
+        return float(-logp.gather(1, torch.from_numpy(fresh["actions"])[:, None]).mean())
+
+    cloned = build_policy(load_checkpoint(run / "final.pt", rules))
+    untrained = train.make_policy(rules, "pairs", (128, 128))  # near-uniform over legal actions
+    before, after = teacher_nll(untrained), teacher_nll(cloned)
+    assert after < 0.5 * before, (before, after)
+    with torch.no_grad():
+        agreement = (cloned(x, masks)[0].argmax(1).numpy() == fresh["actions"]).mean()
+    assert agreement > 0.9
+
+    train.main(["--resume", str(run / "checkpoint.pt"), "--total-steps", "300"])
+    assert "behaviour cloning" not in capsys.readouterr().out
