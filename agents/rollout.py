@@ -23,8 +23,9 @@ snapshot from the pool, or self if the pool is empty) or a scripted baseline nam
 (:func:`agents.make_agent`). Network seats are batched into one forward pass per
 policy. With ``spec.teacher`` set (:meth:`Collector.demonstrate`) a scripted agent
 plays every learner seat and its decisions are recorded instead: demonstrations for
-behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector` runs in-process; :class:`CollectorProcess` runs one in
-a worker process so that rollouts use every core.
+behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector`
+runs in-process; :class:`CollectorProcess` runs one in a worker process so that
+rollouts use every core.
 """
 
 from __future__ import annotations
@@ -260,7 +261,6 @@ class Collector:
         self.finished = []
         self.ready = 0
         return batch
-
 
     def demonstrate(self, min_steps: int) -> dict:
         """With ``spec.teacher``: play until at least ``min_steps`` teacher decisions of

@@ -595,7 +595,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--agents",
         nargs="+",
         required=True,
-        help="agent specs: random, greedy, longest-train, strategist, ckpt:PATH",
+        help="agent specs: random, greedy, longest-train, search, ckpt:PATH",
     )
     parser.add_argument("--seats", type=int, default=4, help="seats at the table (2..14)")
     parser.add_argument(
