@@ -130,11 +130,10 @@ class Collector:
                 else:
                     role = LEARNER
             g.roles.append(role)
-            if role == LEARNER and self.spec.teacher:
-                g.agents[seat] = make_agent(self.spec.teacher, self.cfg, seed=self.rng.randrange(2**31))
-                g.agents[seat].reset()
-            elif role not in (LEARNER, PAST):
-                agent = make_agent(role, self.cfg, seed=self.rng.randrange(2**31))
+            # a baseline seat, or a learner seat played by the teacher (demonstrations)
+            scripted = self.spec.teacher if role == LEARNER else role
+            if scripted not in ("", LEARNER, PAST):
+                agent = make_agent(scripted, self.cfg, seed=self.rng.randrange(2**31))
                 agent.reset()
                 g.agents[seat] = agent
         g.streams = {seat: [] for seat in range(n) if g.roles[seat] == LEARNER}
