@@ -43,6 +43,7 @@ from agents.ppo import (
     CheckpointError,
     layout,
     load_checkpoint,
+    make_critic,
     make_policy,
     save_checkpoint,
 )
@@ -51,6 +52,7 @@ from mt_env.config import RulesConfig
 from mt_env.rewards import check_reward_mode
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+CRITICS = ("observation", "privileged")
 
 # The rules options as the trainer takes them: RulesConfig's fields with their declared
 # defaults (None = "resolve by R3/R5"), so overriding num_seats re-derives set and hand size.
@@ -104,7 +106,11 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     """global gradient-norm clip"""
     hidden_sizes: tuple[int, ...] = (128, 128)
-    """MLP trunk widths"""
+    """MLP trunk widths (of the privileged critic too)"""
+    critic: str = "observation"
+    """value function: observation (a head on the policy trunk) | privileged (a separate
+    network that also sees the other hands and the boneyard; training only, the policy
+    still sees only its observation)"""
     features: str = "pairs"
     """policy input features: none | planning | pairs (agents/features.py)"""
     reward: str = "score_zero_sum"
@@ -153,6 +159,8 @@ class TrainConfig:
 
     def validate(self) -> None:
         check_reward_mode(self.reward)
+        if self.critic not in CRITICS:
+            raise ValueError(f"critic={self.critic!r}: expected one of {CRITICS}")
         self.rules_config()
         layout(self.rules_config(), self.features)
         if not 1 <= self.learner_seats <= self.rules_config().num_seats:
@@ -268,12 +276,23 @@ def main(argv: list[str] | None = None) -> Path:
 
     # -- policy and optimizer (and trainer state when resuming)
     policy = make_policy(rules, cfg.features, cfg.hidden_sizes)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    # critic=privileged: values from a separate network that also sees the hidden tiles
+    critic = make_critic(rules, cfg.features, cfg.hidden_sizes) if cfg.critic == "privileged" else None
+    params = list(policy.parameters()) + (list(critic.parameters()) if critic else [])
+    optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
     global_step, iteration, env_steps, pool, best = 0, 0, 0, [], -math.inf
     pretrained = False
     if cfg.resume:
         data = load_checkpoint(cfg.resume, rules)
         policy.load_state_dict(data["model"])
+        if (data.get("critic") is None) != (critic is None):
+            trained_with = "observation" if data.get("critic") is None else "privileged"
+            raise CheckpointError(
+                f"checkpoint {cfg.resume} was trained with critic={trained_with!r}, not "
+                f"{cfg.critic!r}: resume it with --critic {trained_with}"
+            )
+        if critic is not None:
+            critic.load_state_dict(data["critic"])
         optimizer.load_state_dict(data["optimizer"])
         global_step, iteration = data["global_step"], data["iteration"]
         env_steps, best = data["env_steps"], data["best_eval"]
@@ -289,7 +308,8 @@ def main(argv: list[str] | None = None) -> Path:
     log = csv.writer(log_file)
     if log_path.stat().st_size == 0:
         log.writerow(["update", "global_step", "env_steps", "sps", "win_rate", "round_score", "opponent_round_score",
-                      "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "eval_win_rate"])
+                      "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
+                      "eval_win_rate"])
 
     # -- rollout collectors: one per worker process (or one in-process)
     n_coll = max(1, cfg.num_workers)
@@ -307,6 +327,7 @@ def main(argv: list[str] | None = None) -> Path:
             hidden_sizes=cfg.hidden_sizes,
             gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda,
+            critic=cfg.critic,
         )
         for k in range(n_coll)
     ]
@@ -325,6 +346,7 @@ def main(argv: list[str] | None = None) -> Path:
             "rules": rules.to_dict(),
             "train_config": cfg.to_dict(),
             "model": policy.state_dict(),
+            "critic": critic.state_dict() if critic is not None else None,
             "optimizer": optimizer.state_dict(),
             "global_step": global_step,
             "iteration": iteration,
@@ -359,7 +381,7 @@ def main(argv: list[str] | None = None) -> Path:
             demo = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "stats"}
             env_steps += sum(p["stats"]["env_steps"] for p in parts)
             t1 = time.time()
-            fit = behaviour_clone(policy, optimizer, demo, cfg)
+            fit = behaviour_clone(policy, critic, optimizer, demo, cfg)
             pretrained = True
             for key, value in fit.items():
                 writer.add_scalar(f"pretrain/{key}", value, 0)
@@ -382,13 +404,15 @@ def main(argv: list[str] | None = None) -> Path:
 
             # -- rollout (workers in parallel)
             weights = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+            critic_weights = None if critic is None else {
+                k: v.detach().clone() for k, v in critic.state_dict().items()}
             share = math.ceil(cfg.rollout_steps / n_coll)
             if cfg.num_workers > 0:
                 for c in collectors:
-                    c.start_collect(weights, share)
+                    c.start_collect(weights, share, critic_weights)
                 parts = [c.result() for c in collectors]
             else:
-                parts = [c.collect(weights, share) for c in collectors]
+                parts = [c.collect(weights, share, critic_weights) for c in collectors]
             batch = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "stats"}
             stats = [p["stats"] for p in parts]
             steps = len(batch["actions"])
@@ -406,11 +430,14 @@ def main(argv: list[str] | None = None) -> Path:
             b_adv = torch.from_numpy(batch["advantages"])
             b_returns = torch.from_numpy(batch["returns"])
             b_values = torch.from_numpy(batch["values"])
+            b_priv = torch.from_numpy(batch["priv"])
             clipfracs = []
             policy.train()
             for _ in range(cfg.update_epochs):
                 for mb in torch.randperm(steps).tensor_split(cfg.num_minibatches):
                     logits, newvalue = policy(b_obs[mb], b_masks[mb])  # mask re-applied
+                    if critic is not None:
+                        newvalue = critic(policy.trunk_input(b_obs[mb]), b_priv[mb])
                     legal_logp = legal_log_probs(logits, b_legal[mb], b_valid[mb])
                     newlogprob = legal_logp.gather(1, b_pos[mb, None]).squeeze(1)
                     entropy = -(legal_logp.exp() * legal_logp.masked_fill(~b_valid[mb], 0.0)).sum(-1)
@@ -438,7 +465,7 @@ def main(argv: list[str] | None = None) -> Path:
                     loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()
-                    torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                    torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
                     optimizer.step()
             policy.eval()
             var_y = b_returns.var()
@@ -496,7 +523,7 @@ def main(argv: list[str] | None = None) -> Path:
                     save_checkpoint(run_dir / "best.pt", policy_export(checkpoint_payload()))
             log.writerow([iteration, global_step, env_steps, round(sps), win_rate, round_score, opp_score,
                           pg_loss.item(), v_loss.item(), ent.item(), approx_kl.item(),
-                          float(np.mean(clipfracs)), eval_wr])
+                          float(np.mean(clipfracs)), explained_var, eval_wr])
             log_file.flush()
             bar.update(steps)
             bar.set_postfix(sps=f"{sps:,.0f}", win=f"{win_rate:.2f}",
@@ -538,16 +565,19 @@ def legal_log_probs(logits: torch.Tensor, legal: torch.Tensor, valid: torch.Tens
     return torch.log_softmax(logits.gather(1, legal).masked_fill(~valid, -math.inf), -1)
 
 
-def behaviour_clone(policy: torch.nn.Module, optimizer: torch.optim.Optimizer, demo: dict,
-                    cfg: TrainConfig, holdout: float = 0.05) -> dict:
+def behaviour_clone(policy: torch.nn.Module, critic: torch.nn.Module | None,
+                    optimizer: torch.optim.Optimizer, demo: dict, cfg: TrainConfig,
+                    holdout: float = 0.05) -> dict:
     """Fit the policy to a teacher's decisions (cross-entropy over the legal actions, as in
-    the PPO loss) and its value head to their Monte-Carlo returns, in minibatches of 512,
+    the PPO loss) and the value function (its head, or ``critic``) to their Monte-Carlo
+    returns, in minibatches of 512,
     holding out ``holdout`` of the decisions; report the held-out action accuracy, cross
     entropy and value explained variance."""
     obs = torch.from_numpy(demo["obs"])
     masks = torch.from_numpy(demo["masks"])
     actions = torch.from_numpy(demo["actions"])
     returns = torch.from_numpy(demo["returns"])
+    priv = torch.from_numpy(demo["priv"])
     legal, valid, pos = legal_index(masks, actions)
     order = torch.randperm(len(actions))
     n_test = max(1, int(len(order) * holdout))
@@ -556,6 +586,8 @@ def behaviour_clone(policy: torch.nn.Module, optimizer: torch.optim.Optimizer, d
 
     def losses(rows: torch.Tensor):
         logits, value = policy(obs[rows], masks[rows])
+        if critic is not None:
+            value = critic(policy.trunk_input(obs[rows]), priv[rows])
         legal_logp = legal_log_probs(logits, legal[rows], valid[rows])
         ce = -legal_logp.gather(1, pos[rows, None]).squeeze(1)
         hit = legal_logp.argmax(1) == pos[rows]
@@ -568,7 +600,8 @@ def behaviour_clone(policy: torch.nn.Module, optimizer: torch.optim.Optimizer, d
             loss = ce.mean() + cfg.vf_coef * 0.5 * ((value - returns[mb]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(
+                [p for group in optimizer.param_groups for p in group["params"]], cfg.max_grad_norm)
             optimizer.step()
     policy.eval()
     with torch.no_grad():

@@ -115,7 +115,7 @@ class PolicyNet(nn.Module):
         else:
             # Score only the legal plays: a handful per decision, whatever the set size.
             b, t, n1 = x.shape[0], p.num_tiles, p.num_trains
-            h = self.trunk(torch.cat([x[:, : p.pair.start], x[:, p.glob]], 1))
+            h = self.trunk(self.trunk_input(x))
             bi, ai = mask[:, : self.num_plays].nonzero(as_tuple=True)
             ti = torch.div(ai, n1, rounding_mode="floor")
             z = (
@@ -129,6 +129,61 @@ class PolicyNet(nn.Module):
             logits = torch.cat([plays, self.actor(h)], 1)
         logits = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
         return logits, self.critic(h).squeeze(-1)
+
+    def trunk_input(self, x: torch.Tensor) -> torch.Tensor:
+        """The part of the policy input the trunk reads (all but the per-pair block)."""
+        p = self.pairs
+        return x if p is None else torch.cat([x[:, : p.pair.start], x[:, p.glob]], 1)
+
+
+# ------------------------------------------------------------ training-only privileged critic
+def privileged_size(config: RulesConfig) -> int:
+    """Length of :func:`privileged_features`: the other seats' hands and the boneyard."""
+    return config.num_seats * config.num_tiles
+
+
+def privileged_features(state, seat: int) -> np.ndarray:
+    """What ``seat`` cannot see, for the **training-only** critic (asymmetric actor-critic,
+    as in PerfectDou): each other seat's hand in seat order from ``seat``'s left, then the
+    boneyard, each a 0/1 vector over tile ids. The policy never reads it."""
+    hands, n, t = state.hands, state.num_seats, state._ts.num_tiles
+    held = 0
+    for h in hands:
+        held |= h
+    masks = [hands[(seat + k) % n] for k in range(1, n)] + [state._unplayed & ~held]
+    raw = b"".join(m.to_bytes((t + 7) // 8, "little") for m in masks)
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+    return bits.reshape(n, -1)[:, :t].reshape(-1).astype(np.float32)
+
+
+class PrivilegedCritic(nn.Module):
+    """Value network of ``critic = "privileged"`` training: an MLP over the policy trunk's
+    input plus :func:`privileged_features`. Seeing the hidden tiles, it explains much more of
+    a round's result than a critic limited to the observation, so the advantages carry less
+    deal noise. It exists only in the trainer; checkpoints keep it for ``--resume``, and
+    agents never load it."""
+
+    def __init__(self, input_size: int, hidden_sizes: tuple[int, ...]) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = input_size
+        for h in hidden_sizes:
+            layers += [_layer(width, h, 2**0.5), nn.ReLU()]
+            width = h
+        self.net = nn.Sequential(*layers, _layer(width, 1, 1.0))
+
+    def forward(self, trunk_x: torch.Tensor, priv: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([trunk_x, priv], 1)).squeeze(-1)
+
+
+def make_critic(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...]) -> PrivilegedCritic:
+    """The privileged critic matching :func:`make_policy`'s network for the same arguments."""
+    lay = layout(config, features)
+    trunk_in = lay["input_size"]
+    if features == "pairs":
+        p = pair_layout(config)
+        trunk_in -= p.pair.stop - p.pair.start
+    return PrivilegedCritic(trunk_in + privileged_size(config), tuple(hidden_sizes))
 
 
 def make_policy(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...]) -> PolicyNet:

@@ -16,6 +16,11 @@ and round rewards arrive after *another* seat's move. So the collector keeps one
   transition (its successor is not known yet) and bootstraps the others from
   its value; that transition is trained in the next batch.
 
+Values come from the policy's own value head, or with ``spec.critic ==
+"privileged"`` from a separate critic that also sees the other hands and the
+boneyard (:class:`agents.ppo.PrivilegedCritic`): each transition then records that
+hidden-information input too, for the update. The policy's inputs never include it.
+
 Seats are filled per match: ``learner_seats`` seats (random positions) for the
 learning policy, the others drawn from ``opponent_mix`` — ``"self"`` (the
 learning policy again, its decisions recorded too), ``"past"`` (a frozen
@@ -39,7 +44,7 @@ import torch
 
 from agents import make_agent
 from agents.features import make_featurizer
-from agents.ppo import PolicyNet, make_policy
+from agents.ppo import PolicyNet, make_critic, make_policy, privileged_features
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -48,8 +53,9 @@ from mt_env.rewards import match_rewards, round_rewards
 LEARNER = "self"
 PAST = "past"
 
-# A transition: [policy input, mask, action, logp, value, reward, done]
-_OBS, _MASK, _ACT, _LOGP, _VAL, _REW, _DONE = range(7)
+# A transition: [policy input, mask, action, logp, value, reward, done, privileged input]
+_OBS, _MASK, _ACT, _LOGP, _VAL, _REW, _DONE, _PRIV = range(8)
+_NO_PRIV = np.zeros(0, dtype=np.float32)
 
 
 @dataclass
@@ -70,6 +76,9 @@ class RolloutSpec:
     gae_lambda: float
     teacher: str = ""
     """a scripted agent playing the learner seats instead of the policy (demonstrations)"""
+    critic: str = "observation"
+    """"privileged": values come from :class:`agents.ppo.PrivilegedCritic`, and each
+    transition also records :func:`agents.ppo.privileged_features` for the update"""
 
 
 class _Game:
@@ -94,6 +103,10 @@ class Collector:
         self.rng = random.Random(spec.seed)
         self.torch_gen = torch.Generator().manual_seed(spec.seed)
         self.policy = make_policy(spec.rules, spec.features, spec.hidden_sizes)
+        self.critic = (
+            make_critic(spec.rules, spec.features, spec.hidden_sizes)
+            if spec.critic == "privileged" else None
+        )
         self.pool: list[PolicyNet] = []
         self._scripted: dict[str, list] = {}
         names, weights = zip(*sorted(spec.opponent_mix.items()), strict=True)
@@ -189,17 +202,23 @@ class Collector:
             nonterminal = 0.0 if tr[_DONE] else 1.0
             delta = tr[_REW] + gamma * next_value * nonterminal - tr[_VAL]
             adv = delta + gamma * lam * nonterminal * adv
-            out.append((tr[_OBS], tr[_MASK], tr[_ACT], tr[_LOGP], tr[_VAL], adv, adv + tr[_VAL]))
+            out.append((tr[_OBS], tr[_MASK], tr[_ACT], tr[_LOGP], tr[_VAL], adv, adv + tr[_VAL],
+                        tr[_PRIV]))
             next_value = tr[_VAL]
         self.finished.extend(reversed(out))
         del stream[: len(body)]
 
-    def record(self, g: _Game, seat: int, x, mask, action: int, logp: float, value: float) -> None:
+    def record(self, g: _Game, seat: int, x, mask, action: int, logp: float, value: float,
+               priv: np.ndarray = _NO_PRIV) -> None:
         """A learner decision of ``seat``: appended to that seat's own stream."""
         stream = g.streams[seat]
         if stream:
             self.ready += 1  # the previous decision of this seat now has a successor
-        stream.append([x, mask, action, logp, value, 0.0, False])
+        stream.append([x, mask, action, logp, value, 0.0, False, priv])
+
+    def _privileged(self, g: _Game, seat: int) -> np.ndarray:
+        """The critic's hidden-information input for ``seat`` (empty without that critic)."""
+        return _NO_PRIV if self.critic is None else privileged_features(g.match.state, seat)
 
     def _advance_scripted(self, g: _Game) -> None:
         """Play forced moves and scripted seats until a network seat (learner or past)
@@ -219,10 +238,16 @@ class Collector:
             self.step(g, seat, agent.act(enc.encode(m, seat), enc.action_mask(m, seat)))
 
     @torch.no_grad()
-    def collect(self, state_dict: dict, min_steps: int) -> dict:
-        """Play until at least ``min_steps`` learner transitions are ready; return the batch."""
+    def collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> dict:
+        """Play until at least ``min_steps`` learner transitions are ready; return the batch.
+        ``critic_state``: the privileged critic's weights (``spec.critic == "privileged"``)."""
         self.policy.load_state_dict(state_dict)
         self.policy.eval()
+        if self.critic is not None:
+            if critic_state is None:
+                raise ValueError('collect(): spec.critic == "privileged" needs critic_state')
+            self.critic.load_state_dict(critic_state)
+            self.critic.eval()
         enc = self.enc
         while self.ready < min_steps:
             for g in self.games:
@@ -240,7 +265,12 @@ class Collector:
                 ).astype(bool)
                 x = self.featurize(obs)
                 net = self.policy if key == -1 else self.pool[key]
-                logits, values = net(torch.from_numpy(x), torch.from_numpy(masks))
+                xt = torch.from_numpy(x)
+                logits, values = net(xt, torch.from_numpy(masks))
+                privs = [_NO_PRIV] * len(games)
+                if key == -1 and self.critic is not None:
+                    privs = [self._privileged(g, s) for g, s in zip(games, seats, strict=True)]
+                    values = self.critic(net.trunk_input(xt), torch.from_numpy(np.stack(privs)))
                 logp_all = torch.log_softmax(logits, -1)
                 actions = torch.multinomial(logp_all.exp(), 1, generator=self.torch_gen)
                 logps = logp_all.gather(1, actions).squeeze(1).numpy()
@@ -249,7 +279,8 @@ class Collector:
                 for i, (g, seat) in enumerate(zip(games, seats, strict=True)):
                     a = int(actions[i])
                     if key == -1:
-                        self.record(g, seat, x[i], masks[i], a, float(logps[i]), float(values[i]))
+                        self.record(g, seat, x[i], masks[i], a, float(logps[i]), float(values[i]),
+                                    privs[i])
                     self.step(g, seat, a)
         for g in self.games:
             for stream in g.streams.values():
@@ -275,7 +306,8 @@ class Collector:
                 seat = m.state.seat
                 obs, mask = enc.encode(m, seat), enc.action_mask(m, seat).astype(bool)
                 action = int(g.agents[seat].act(obs, mask))
-                self.record(g, seat, self.featurize(obs[None])[0], mask, action, 0.0, 0.0)
+                self.record(g, seat, self.featurize(obs[None])[0], mask, action, 0.0, 0.0,
+                            self._privileged(g, seat))
                 self.step(g, seat, action)
         batch = _stack(self.finished)
         batch["stats"] = self.stats.take()
@@ -285,7 +317,7 @@ class Collector:
 
 
 def _stack(rows: list[tuple]) -> dict:
-    obs, masks, actions, logps, values, advs, rets = zip(*rows, strict=True)
+    obs, masks, actions, logps, values, advs, rets, privs = zip(*rows, strict=True)
     return {
         "obs": np.stack(obs).astype(np.float32),
         "masks": np.stack(masks),
@@ -294,6 +326,7 @@ def _stack(rows: list[tuple]) -> dict:
         "values": np.asarray(values, dtype=np.float32),
         "advantages": np.asarray(advs, dtype=np.float32),
         "returns": np.asarray(rets, dtype=np.float32),
+        "priv": np.stack(privs).astype(np.float32),
     }
 
 
@@ -357,8 +390,8 @@ class CollectorProcess:
         self.proc = ctx.Process(target=_worker, args=(child, spec), daemon=True)
         self.proc.start()
 
-    def start_collect(self, state_dict: dict, min_steps: int) -> None:
-        self.conn.send(("collect", state_dict, min_steps))
+    def start_collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> None:
+        self.conn.send(("collect", state_dict, min_steps, critic_state))
 
     def start_demonstrate(self, min_steps: int) -> None:
         self.conn.send(("demonstrate", min_steps))
