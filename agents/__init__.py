@@ -7,6 +7,7 @@ spec string.
 | ``random`` | :class:`agents.baselines.RandomAgent` |
 | ``greedy`` | :class:`agents.baselines.GreedyAgent` |
 | ``longest-train`` | :class:`agents.longest_train.LongestTrainAgent` |
+| ``longest-train-reserve`` | :class:`agents.longest_train.LongestTrainReserveAgent` (keeps a tile back in the free first turn) |
 | ``search`` | :class:`agents.search.SearchAgent` (determinized search; the strong agent) |
 | ``ckpt:PATH`` | ``agents.ppo.PPOAgent.from_checkpoint(PATH, config, seed=seed)`` |
 
@@ -19,11 +20,12 @@ from mt_env.config import RulesConfig
 
 from .base import Agent
 from .baselines import GreedyAgent, RandomAgent
-from .longest_train import LongestTrainAgent
+from .longest_train import LongestTrainAgent, LongestTrainReserveAgent
 from .search import SearchAgent
 
 AGENTS: dict[str, type[Agent]] = {
-    cls.name: cls for cls in (RandomAgent, GreedyAgent, LongestTrainAgent, SearchAgent)
+    cls.name: cls
+    for cls in (RandomAgent, GreedyAgent, LongestTrainAgent, LongestTrainReserveAgent, SearchAgent)
 }
 
 CHECKPOINT_PREFIX = "ckpt:"

@@ -42,6 +42,7 @@ def lineup(config: RulesConfig, seed: int) -> list[Agent]:
         lambda c, s: make_agent("greedy", c, s),
         lambda c, s: make_agent("longest-train", c, s),
         cheap_search,
+        lambda c, s: make_agent("longest-train-reserve", c, s),
     ]
     n = config.num_seats
     return [makers[(k + seed) % len(makers)](config, seed * 100 + k) for k in range(n)]
@@ -91,7 +92,7 @@ def test_many_default_games_two_and_four_seats():
 
 def test_registry_and_make_agent():
     config = RulesConfig(num_seats=3)
-    assert set(AGENTS) == {"random", "greedy", "longest-train", "search"}
+    assert set(AGENTS) == {"random", "greedy", "longest-train", "longest-train-reserve", "search"}
     for name in AGENTS:
         agent = make_agent(name, config, seed=1)
         assert isinstance(agent, Agent) and agent.name == name
@@ -105,7 +106,7 @@ def test_registry_and_make_agent():
         make_agent(3, config)
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "longest-train", "search"])
+@pytest.mark.parametrize("name", ["random", "greedy", "longest-train", "longest-train-reserve", "search"])
 def test_same_seed_same_actions(name):
     config = RulesConfig(num_seats=3, num_rounds=2)
 
@@ -366,3 +367,36 @@ def test_search_keeps_one_chain_tile_back_in_its_free_first_turn():
             if st.is_over:
                 break
     assert seen >= 30
+
+
+@pytest.mark.parametrize(("name", "reserve"), [("longest-train", 0), ("longest-train-reserve", 1)])
+def test_longest_train_lays_its_chain_in_the_free_first_turn_less_the_reserve(name, reserve):
+    """R11: longest-train lays its whole planned chain; longest-train-reserve keeps the last
+    tile back, unless the chain is its whole hand (laying it goes out)."""
+    config = RulesConfig(num_seats=2, num_rounds=1)
+    enc = ObservationEncoder(config)
+    seen = kept = 0
+    for seed in range(30):
+        match = Match(config, seed=seed)
+        agents = [make_agent(name, config, k) for k in range(2)]
+        st = match.state
+        planned: dict[int, tuple[int, int]] = {}
+        while not match.is_over:
+            seat = st.seat
+            if st.in_free_first_turn and seat not in planned:
+                chain = agents[seat].planner.longest(st.hands[seat], st.open_end(seat))
+                planned[seat] = (len(chain), st.hands[seat].bit_count())
+            mask = enc.action_mask(match, seat)
+            action = agents[seat].act(enc.encode(match, seat), mask)
+            match.apply(st.codec.to_move(action, seat))
+            if seat in planned and not st.first_turn_pending(seat) and planned[seat][0] >= 0:
+                length, hand = planned[seat]
+                expected = length if length == hand else max(0, length - reserve)
+                assert st.train_length(seat) == expected
+                kept += length != expected
+                planned[seat] = (-1, hand)
+                seen += 1
+            if st.is_over:
+                break
+    assert seen >= 40
+    assert (kept > 20) if reserve else (kept == 0)
