@@ -28,7 +28,7 @@ SMOKE = [
     "--config", "quick", "--total-steps", "600", "--rollout-steps", "300",
     "--games-per-worker", "4", "--num-workers", "0", "--no-progress",
     "--eval-every", "0", "--final-eval-games", "0", "--checkpoint-every", "1",
-    "--snapshot-every", "1",
+    "--snapshot-every", "1", "--pretrain-teacher", "",  # the quick preset clones a teacher first
 ]
 
 
