@@ -63,6 +63,20 @@ def _layer(inp: int, out: int, std: float) -> nn.Linear:
     return layer
 
 
+def _hidden_layers(width: int, hidden_sizes: tuple[int, ...]) -> tuple[list[nn.Module], int]:
+    """Linear + ReLU layers of the given widths from ``width`` inputs, and the output width."""
+    layers: list[nn.Module] = []
+    for h in hidden_sizes:
+        layers += [_layer(width, h, 2**0.5), nn.ReLU()]
+        width = h
+    return layers, width
+
+
+def trunk_size(input_size: int, pairs: PairLayout | None) -> int:
+    """Width of :meth:`PolicyNet.trunk_input`: the policy input less its per-pair block."""
+    return input_size if pairs is None else input_size - (pairs.pair.stop - pairs.pair.start)
+
+
 class PolicyNet(nn.Module):
     """MLP trunk with a value head and a policy head over every action.
 
@@ -84,14 +98,7 @@ class PolicyNet(nn.Module):
     ) -> None:
         super().__init__()
         self.pairs = pairs
-        trunk_in = input_size
-        if pairs is not None:
-            trunk_in = input_size - (pairs.pair.stop - pairs.pair.start)
-        layers: list[nn.Module] = []
-        width = trunk_in
-        for h in hidden_sizes:
-            layers += [_layer(width, h, 2**0.5), nn.ReLU()]
-            width = h
+        layers, width = _hidden_layers(trunk_size(input_size, pairs), hidden_sizes)
         self.trunk = nn.Sequential(*layers)
         self.critic = _layer(width, 1, 1.0)
         if pairs is None:
@@ -165,11 +172,7 @@ class PrivilegedCritic(nn.Module):
 
     def __init__(self, input_size: int, hidden_sizes: tuple[int, ...]) -> None:
         super().__init__()
-        layers: list[nn.Module] = []
-        width = input_size
-        for h in hidden_sizes:
-            layers += [_layer(width, h, 2**0.5), nn.ReLU()]
-            width = h
+        layers, width = _hidden_layers(input_size, hidden_sizes)
         self.net = nn.Sequential(*layers, _layer(width, 1, 1.0))
 
     def forward(self, trunk_x: torch.Tensor, priv: torch.Tensor) -> torch.Tensor:
@@ -178,11 +181,8 @@ class PrivilegedCritic(nn.Module):
 
 def make_critic(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...]) -> PrivilegedCritic:
     """The privileged critic matching :func:`make_policy`'s network for the same arguments."""
-    lay = layout(config, features)
-    trunk_in = lay["input_size"]
-    if features == "pairs":
-        p = pair_layout(config)
-        trunk_in -= p.pair.stop - p.pair.start
+    pairs = pair_layout(config) if features == "pairs" else None
+    trunk_in = trunk_size(layout(config, features)["input_size"], pairs)
     return PrivilegedCritic(trunk_in + privileged_size(config), tuple(hidden_sizes))
 
 

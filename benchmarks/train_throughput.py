@@ -4,8 +4,8 @@ Runs the real trainer (``train.py``) for a few updates in a temporary folder and
 per update, every seat's moves (learner, opponents and forced moves alike) divided by the
 wall time of that update's rollout and optimisation. The first update is dropped (worker
 start-up, imports); the figure is the median of the rest. The presets' behaviour cloning
-(a one-off before the first update) is switched off here: it is not a PPO update. Target (issue 4): >= 5,000
-agent-steps/s on 2 cores.
+(a one-off before the first update) is switched off here: it is not a PPO update.
+Target (issue 4): >= 5,000 agent-steps/s on 2 cores.
 
     python benchmarks/train_throughput.py                     # default-4seat preset
     python benchmarks/train_throughput.py --config default-2seat --updates 8

@@ -3,6 +3,7 @@ chain search, the search agent's model of the rules and its inferences, make_age
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 
@@ -341,13 +342,14 @@ def test_search_options_stay_legal():
         SearchAgent(config, utility="best")
 
 
-def test_search_keeps_one_chain_tile_back_in_its_free_first_turn():
-    config = RulesConfig(num_seats=3, num_rounds=1)
+def first_turns(config: RulesConfig, make, seeds):
+    """Play one-round matches, seat ``k`` played by ``make(config, k)``; for each seat's finished free first turn (R11) yield
+    ``(planned chain length, hand size, tiles laid on its train)``, the chain being the
+    agent's own longest chain when the turn began."""
     enc = ObservationEncoder(config)
-    seen = 0
-    for seed in range(12):
+    for seed in seeds:
         match = Match(config, seed=seed)
-        agents = [cheap_search(config, k) for k in range(3)]
+        agents = [make(config, k) for k in range(config.num_seats)]
         st = match.state
         planned: dict[int, tuple[int, int]] = {}
         while not match.is_over:
@@ -360,12 +362,18 @@ def test_search_keeps_one_chain_tile_back_in_its_free_first_turn():
             match.apply(st.codec.to_move(action, seat))
             if seat in planned and not st.first_turn_pending(seat) and planned[seat][0] >= 0:
                 length, hand = planned[seat]
-                expected = length if length in (0, hand) else length - 1
-                assert st.train_length(seat) == expected
+                yield length, hand, st.train_length(seat)
                 planned[seat] = (-1, hand)
-                seen += 1
             if st.is_over:
                 break
+
+
+def test_search_keeps_one_chain_tile_back_in_its_free_first_turn():
+    config = RulesConfig(num_seats=3, num_rounds=1)
+    seen = 0
+    for length, hand, laid in first_turns(config, cheap_search, range(12)):
+        assert laid == (length if length in (0, hand) else length - 1)
+        seen += 1
     assert seen >= 30
 
 
@@ -374,29 +382,12 @@ def test_longest_train_lays_its_chain_in_the_free_first_turn_less_the_reserve(na
     """R11: longest-train lays its whole planned chain; longest-train-reserve keeps the last
     tile back, unless the chain is its whole hand (laying it goes out)."""
     config = RulesConfig(num_seats=2, num_rounds=1)
-    enc = ObservationEncoder(config)
     seen = kept = 0
-    for seed in range(30):
-        match = Match(config, seed=seed)
-        agents = [make_agent(name, config, k) for k in range(2)]
-        st = match.state
-        planned: dict[int, tuple[int, int]] = {}
-        while not match.is_over:
-            seat = st.seat
-            if st.in_free_first_turn and seat not in planned:
-                chain = agents[seat].planner.longest(st.hands[seat], st.open_end(seat))
-                planned[seat] = (len(chain), st.hands[seat].bit_count())
-            mask = enc.action_mask(match, seat)
-            action = agents[seat].act(enc.encode(match, seat), mask)
-            match.apply(st.codec.to_move(action, seat))
-            if seat in planned and not st.first_turn_pending(seat) and planned[seat][0] >= 0:
-                length, hand = planned[seat]
-                expected = length if length == hand else max(0, length - reserve)
-                assert st.train_length(seat) == expected
-                kept += length != expected
-                planned[seat] = (-1, hand)
-                seen += 1
-            if st.is_over:
-                break
+    make = functools.partial(make_agent, name)
+    for length, hand, laid in first_turns(config, make, range(30)):
+        expected = length if length == hand else max(0, length - reserve)
+        assert laid == expected
+        kept += length != expected
+        seen += 1
     assert seen >= 40
     assert (kept > 20) if reserve else (kept == 0)
