@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mt_env.observation import ObservationEncoder
+
 from .base import Agent, legal_actions
-from .view import ViewDecoder
 
 
 class RandomAgent(Agent):
@@ -35,7 +36,7 @@ class GreedyAgent(Agent):
 
     def __init__(self, config, seed: int | None = None) -> None:
         super().__init__(config, seed)
-        self.decoder = ViewDecoder(config)
+        self.decoder = ObservationEncoder(config)
         ts = self.decoder.tiles
         n = config.num_seats
         # Train preference for the same tile: own (0), Mexican (n), then clockwise.
@@ -45,7 +46,7 @@ class GreedyAgent(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         v = self.decoder.decode(observation, action_mask)
         if not v.plays:
-            return self.decoder.draw_action if v.can_draw else self.decoder.pass_action
+            return self.decoder.codec.draw if v.can_draw else self.decoder.codec.pass_
         key, rank = self._key, self._train_rank
         best = max(v.plays, key=lambda p: (key[p[1]], -rank[p[2]]))
         return best[0]

@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mt_env.observation import ObservationEncoder, SeatView
+
 from .base import Agent
 from .chains import ChainPlanner
-from .view import SeatView, ViewDecoder
 
 
 class LongestTrainAgent(Agent):
@@ -44,7 +45,7 @@ class LongestTrainAgent(Agent):
     """chain tiles kept in hand at the end of the free first turn (R11)"""
 
     def __init__(self, config, seed: int | None = None) -> None:
-        self.decoder = ViewDecoder(config)
+        self.decoder = ObservationEncoder(config)
         self.planner = ChainPlanner(self.decoder.tiles)
         ts = self.decoder.tiles
         self._pips = ts.pips
@@ -60,17 +61,17 @@ class LongestTrainAgent(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         v = self.decoder.decode(observation, action_mask)
         if not v.plays:
-            return self.decoder.draw_action if v.can_draw else self.decoder.pass_action
+            return self.decoder.codec.draw if v.can_draw else self.decoder.codec.pass_
         chain = self.planner.longest(v.hand, v.ends[0])
         if v.free_first:
             keep = self.reserve and len(chain) <= self.reserve and len(chain) < v.hand.bit_count()
             if keep and v.can_pass:
-                return self.decoder.pass_action
+                return self.decoder.codec.pass_
             for a, t, tr in v.plays:
                 if chain and t == chain[0] and tr == 0:
                     return a
             if v.can_pass:
-                return self.decoder.pass_action
+                return self.decoder.codec.pass_
         return max(v.plays, key=lambda p: self.score(v, p))[0]
 
     # ------------------------------------------------------------------ scoring

@@ -1,8 +1,11 @@
 """``search``: determinized Monte-Carlo search on top of the ``longest-train`` plan.
 
-:class:`SearchAgent` is a *search* agent (STYLE.md): besides the observation it runs a
-model of the round (:mod:`agents.simulator`) on *guessed* hidden tiles. It never sees
-another seat's hand or the boneyard's order.
+:class:`SearchAgent` is a *search* agent (STYLE.md): besides the observation it plays the
+round on in imagined worlds: the observation becomes a :class:`mt_env.rules.PublicPosition`
+(:meth:`mt_env.observation.ObservationEncoder.position`), and
+:func:`mt_env.rules.determinize` completes it with *guessed* hidden tiles into a real
+:class:`mt_env.rules.RoundState`, so the rollouts follow the rules core itself — there is
+no second model of the game. It never sees another seat's hand or the boneyard's order.
 
 - **Free first turn (R11):** it lays the ``longest-train`` chain but keeps its last
   ``reserve`` tile(s) (default 1) in hand, unless the chain is the whole hand: a tile
@@ -15,8 +18,7 @@ another seat's hand or the boneyard's order.
   nor on the table) are dealt at random to the other seats (their hand sizes are public)
   and to the boneyard, respecting what it has inferred (below); each candidate is played
   in the same guessed world (common random numbers, so comparisons are paired) and the
-  round is finished by a fast scripted policy for every seat
-  (:func:`agents.simulator.rollout`). The value of a finished rollout is its lead in match
+  round is finished by a fast scripted policy for every seat (:func:`rollout`). The value of a finished rollout is its lead in match
   totals over the best other seat after this round (``utility="match"``), which is what
   decides a match and ignores seats far behind. It leaves the ``longest-train`` choice
   only for a play whose mean gain over it exceeds ``margin`` (default 1) standard errors
@@ -41,10 +43,11 @@ import math
 
 import numpy as np
 
+from mt_env.observation import SeatView
+from mt_env.rules import PublicPosition, RoundState, determinize
+
 from .chains import ChainPlanner, chain_alternatives
 from .longest_train import LongestTrainAgent
-from .simulator import SimRules, rollout
-from .view import SeatView
 
 DEFAULT_SAMPLES = 32
 DEFAULT_TOP_K = 4
@@ -80,7 +83,6 @@ class SearchAgent(LongestTrainAgent):
             raise ValueError(f"utility={utility!r}: expected one of {UTILITIES}")
         self.utility_name = utility
         super().__init__(config, seed)
-        self.sim = SimRules(config)
         self.samples = samples
         self.top_k = top_k
         self.infer = infer
@@ -115,8 +117,9 @@ class SearchAgent(LongestTrainAgent):
         return action
 
     def _choose(self, v: SeatView) -> int:
+        codec = self.decoder.codec
         if not v.plays:
-            return self.decoder.draw_action if v.can_draw else self.decoder.pass_action
+            return codec.draw if v.can_draw else codec.pass_
         if v.free_first:
             if v.lengths[0] == 0 and not v.drawn:  # the first move of my free first turn
                 self._plan = self.first_turn_plan(v)
@@ -127,7 +130,7 @@ class SearchAgent(LongestTrainAgent):
                         self._plan = plan[1:]
                         return a
             if v.can_pass:
-                return self.decoder.pass_action
+                return codec.pass_
         if len(v.plays) == 1:
             return v.plays[0][0]
         return self.search(v)
@@ -151,45 +154,42 @@ class SearchAgent(LongestTrainAgent):
         if len(plans) == 1:
             return plans[0]
 
-        def apply(s, plan):
-            for t in plan:
-                self.sim.play(s, t, 0)
-                if s.over or s.seat != 0:
-                    return
-            self.sim.end_turn(s, passed=True)
+        codec = self.decoder.codec
 
-        return plans[self._best_option(v, plans, apply, turn_plays=0, drawn=-1)]
+        def apply(s: RoundState, plan: tuple[int, ...]) -> None:
+            for t in plan:
+                s.apply(codec.play(t, 0))
+                if s.is_over or s.seat != 0:
+                    return
+            if codec.pass_ in s.legal_moves():  # else (V-first-turn-draw) the rollout draws
+                s.apply(codec.pass_)
+
+        return plans[self._best_option(v, plans, apply)]
 
     def search(self, v: SeatView) -> int:
         """The best of the top-ranked plays by determinized rollouts."""
         ranked = sorted(v.plays, key=lambda p: self.score(v, p), reverse=True)[: self.top_k]
         if len(ranked) == 1:
             return ranked[0][0]
-        best = self._best_option(
-            v,
-            ranked,
-            lambda s, play: self.sim.play(s, play[1], play[2]),
-            turn_plays=1 if v.follow_up else 0,
-            drawn=v.plays[0][1] if v.drawn else -1,
-        )
+        # the observer is seat 0 of a determinized world, so its actions are moves there
+        best = self._best_option(v, ranked, lambda s, play: s.apply(play[0]))
         return ranked[best][0]
 
-    def _best_option(self, v: SeatView, options: list, apply, turn_plays: int, drawn: int) -> int:
+    def _best_option(self, v: SeatView, options: list, apply) -> int:
         """Index of the option to take: each is applied by ``apply(world, option)`` in the
         same ``samples`` guessed worlds and rolled out; option 0 (the ``longest-train``
         choice) is left only for one whose mean gain over it exceeds ``margin`` standard
         errors of the paired difference."""
         self.searches += 1
-        sim, rng = self.sim, self.rng
-        unknown = self.decoder.tiles.ids_in(self._full & ~v.hand & ~v.table)
+        position = self.decoder.position(v)
+        unknown = self.decoder.tiles.ids_in(position.unseen)
         values = [[0.0] * self.samples for _ in options]
         for j in range(self.samples):
-            hands, bone = self._sample(v, unknown)
-            world = sim.from_view(v, hands, bone, turn_plays, drawn)
+            world = self._world(position, v, unknown)
             for i, option in enumerate(options):
                 s = world.copy()
                 apply(s, option)
-                rollout(sim, s, rng, self.rollout_planner)
+                rollout(s, self.rollout_planner)
                 values[i][j] = self.utility(v, s)
         best, best_gain = 0, 0.0
         for i in range(1, len(options)):
@@ -200,28 +200,35 @@ class SearchAgent(LongestTrainAgent):
                 best, best_gain = i, mean
         return best
 
-    def utility(self, v: SeatView, s) -> float:
+    def utility(self, v: SeatView, s: RoundState) -> float:
         """Value of a finished rollout for the observer (seat 0).
 
         ``match``: my lead over the best other seat in match totals after this round
         (penalty scoring: its total minus mine; V-positive-score: mine minus its), the
         quantity that decides the match; ``mean``: the other seats' mean round score
         minus mine (round scores only)."""
-        pips = self.sim.scores(s)
+        pips = s.scores()  # R26 pip totals, whatever the scoring variant
         if self.utility_name == "mean":
             return sum(pips[1:]) / (len(pips) - 1) - pips[0]
         totals = v.totals
         if self.config.scoring == "positive":  # V-positive-score: going out collects
-            gain = sum(pips)
-            final = [totals[k] + (gain if k in s.out else 0) for k in range(len(pips))]
+            gain, out = sum(pips), s.out_seats
+            final = [totals[k] + (gain if k in out else 0) for k in range(len(pips))]
             return final[0] - max(final[1:])
         final = [totals[k] + pips[k] for k in range(len(pips))]
         return min(final[1:]) - final[0]
 
     # ------------------------------------------------------------------ beliefs
+    def _world(self, position: PublicPosition, v: SeatView, unknown: list[int]) -> RoundState:
+        """One guessed world: :meth:`_sample`'s hands and boneyard, determinized."""
+        hands, pool = self._sample(v, unknown)
+        # _sample's pool is drawn from its end; determinize takes the draw order
+        return determinize(position, [None, *hands], pool[::-1])
+
     def _sample(self, v: SeatView, unknown: list[int]) -> tuple[list[int], list[int]]:
         """Deal the unknown tiles: other seats' hands (avoiding pips they are known to
-        lack, when enough tiles allow it), the rest to the boneyard in random order."""
+        lack, when enough tiles allow it), the rest to the boneyard in random order (the
+        last tile drawn first)."""
         pool = unknown[:]
         self.rng.shuffle(pool)
         n = self.config.num_seats
@@ -246,15 +253,15 @@ class SearchAgent(LongestTrainAgent):
 
     def _after(self, v: SeatView, action: int) -> None:
         """Remember the table as my turn leaves it (for :meth:`_update_beliefs`)."""
-        dec = self.decoder
-        if action == dec.draw_action:
+        codec = self.decoder.codec
+        if action == codec.draw:
             return
         ends, lengths, marked = v.ends[:], v.lengths[:], v.marked[:]
-        if action == dec.pass_action:
+        if action == codec.pass_:
             if not v.free_first:
                 marked[0] = True
         else:
-            tile, train = divmod(action, dec.num_trains)
+            tile, train = codec.split(action)
             if v.hand == self._bit[tile]:  # my last tile: the round is over
                 self._snapshot = None
                 return
@@ -308,3 +315,59 @@ class SearchAgent(LongestTrainAgent):
                 if stable[t]:
                     lacks |= 1 << ends[t]
             self._lacks[k] |= lacks
+
+
+def rollout(s: RoundState, planner: ChainPlanner | None = None) -> None:
+    """Play ``s`` to the end of the round with a fast scripted policy for every seat.
+
+    The policy: in a free first turn, lay a chain on the own train (the planner's if one
+    is given, else heaviest-first); in ordinary turns, satisfy a double just played if
+    possible, else prefer a double that can be followed up, then tiles that cannot extend
+    the own train played elsewhere, then the own train, heaviest tile first; draw or pass
+    only when nothing is legal. Every move goes through :meth:`RoundState.apply`.
+    """
+    ts = s.tiles
+    pm, bit, is_double, pips, low, high = ts.pip_mask, ts.bit, ts.is_double, ts.pips, ts.low, ts.high
+    codec = s.codec
+    move_of, tile_of, train_of = codec.move_of, codec.tile_of, codec.train_of
+    draw, pass_ = codec.draw, codec.pass_
+    legal_moves, apply = s.legal_moves, s.apply
+    while True:
+        legal = legal_moves()
+        if not legal:
+            return  # the round is over (C3)
+        if len(legal) == 1 or legal[0] >= draw:  # forced, or nothing to play: draw or pass
+            apply(legal[0])
+            continue
+        if legal[-1] == pass_:  # plays and a pass: only in a free first turn (R11)
+            if planner is not None and not s.tiles_played_this_turn:
+                seat = s.seat
+                for t in planner.longest(s.hand_mask(seat), s.open_end(seat)):
+                    apply(move_of[t][seat])
+                    if s.is_over or s.seat != seat or not s.in_free_first_turn:
+                        break
+            else:
+                apply(max(legal[:-1], key=lambda m: pips[tile_of[m]]))
+            continue
+        seat = s.seat
+        hand = s.hand_mask(seat)
+        follow = s.follow_up_train
+        own = pm[s.open_end(seat)]
+        best, choice = -1e9, legal[0]
+        for m in legal:
+            t, tr = tile_of[m], train_of[m]
+            if tr == follow:
+                key = 1000 + pips[t]
+            elif is_double[t]:
+                end = s.open_end(tr)
+                after = high[t] if low[t] == end else low[t]
+                key = 500 + pips[t] if (hand ^ bit[t]) & pm[after] else pips[t] - 500
+            elif tr == seat:
+                key = 100 + pips[t]  # the own train is kept for when nothing else fits
+            elif bit[t] & own:
+                key = pips[t]  # a tile that could extend the own train, played elsewhere
+            else:
+                key = 200 + pips[t]
+            if key > best:
+                best, choice = key, m
+        apply(choice)

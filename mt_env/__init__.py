@@ -1,17 +1,49 @@
 """mt_env — Mexican Train for reinforcement learning.
 
-The rules core (:mod:`mt_env.rules`, :mod:`mt_env.match`, :mod:`mt_env.config`), the
-codecs (:mod:`mt_env.actions`, :mod:`mt_env.observation`), the reward schemes and the
-environments: ``env()``/``raw_env`` (PettingZoo AEC) and :class:`MexicanTrainGymEnv`.
+The rules core (:mod:`mt_env.tiles`, :mod:`mt_env.config`, :mod:`mt_env.rules`,
+:mod:`mt_env.match`, :mod:`mt_env.actions`, :mod:`mt_env.rewards`) is pure Python and
+imports no RL library. The observation codec (:mod:`mt_env.observation`, numpy) and the
+environments — ``env()``/``raw_env`` (PettingZoo AEC) and :class:`MexicanTrainGymEnv`
+(Gymnasium) — are loaded on first use, so ``import mt_env.rules`` never loads gymnasium,
+pettingzoo or torch.
 """
+
+from __future__ import annotations
+
+import importlib
 
 from .actions import MoveCodec
 from .config import RulesConfig
-from .env import env, raw_env
-from .gym_env import MexicanTrainGymEnv
 from .match import Match, RoundResult, places, score_round
 from .rewards import REWARD_MODES, match_rewards, round_rewards
-from .rules import Deal, DealError, IllegalMoveError, RoundState, random_deal
+from .rules import (
+    Deal,
+    DealError,
+    IllegalMoveError,
+    PublicPosition,
+    RoundState,
+    deal_from_order,
+    determinize,
+    random_deal,
+)
+
+# Names whose modules import gymnasium/pettingzoo/numpy: imported on first access (PEP 562).
+_LAZY = {
+    "env": ".env",
+    "raw_env": ".env",
+    "MexicanTrainGymEnv": ".gym_env",
+    "ObservationEncoder": ".observation",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mt_env' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "REWARD_MODES",
@@ -21,9 +53,13 @@ __all__ = [
     "Match",
     "MexicanTrainGymEnv",
     "MoveCodec",
+    "ObservationEncoder",
+    "PublicPosition",
     "RoundResult",
     "RoundState",
     "RulesConfig",
+    "deal_from_order",
+    "determinize",
     "env",
     "match_rewards",
     "places",

@@ -15,7 +15,8 @@ formula with the train counted *relative to the acting seat* — 0 is the actor'
 own train, 1 the next seat clockwise, …, ``n`` still the Mexican train — so a
 policy sees the same action for "my own train" whatever seat it sits in. Draw and
 pass are the same integers in both. :meth:`MoveCodec.to_action` and
-:meth:`MoveCodec.to_move` convert; nothing else does.
+:meth:`MoveCodec.to_move` convert; nothing else does. Hot loops use the same formula as
+the tables ``move_of[tile][train]``, ``tile_of[move]`` and ``train_of[move]``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,18 @@ from .tiles import format_tile, tile_set
 class MoveCodec:
     """Encode/decode moves and actions for ``num_seats`` seats and a double-``max_pip`` set."""
 
-    __slots__ = ("num_seats", "num_trains", "num_tiles", "draw", "pass_", "num_actions", "tiles")
+    __slots__ = (
+        "num_seats",
+        "num_trains",
+        "num_tiles",
+        "draw",
+        "pass_",
+        "num_actions",
+        "tiles",
+        "move_of",
+        "tile_of",
+        "train_of",
+    )
 
     def __init__(self, num_seats: int, max_pip: int) -> None:
         self.tiles = tile_set(max_pip)
@@ -36,6 +48,14 @@ class MoveCodec:
         self.draw = self.num_tiles * self.num_trains
         self.pass_ = self.draw + 1
         self.num_actions = self.draw + 2
+        # The formula as lookup tables, for hot loops (the rules core, search rollouts):
+        # move_of[tile][train] = play(tile, train); tile_of/train_of invert it for plays.
+        n1 = self.num_trains
+        self.move_of = tuple(
+            tuple(tile * n1 + train for train in range(n1)) for tile in range(self.num_tiles)
+        )
+        self.tile_of = tuple(move // n1 for move in range(self.draw))
+        self.train_of = tuple(move % n1 for move in range(self.draw))
 
     # -- moves (absolute trains) -------------------------------------------------
     def play(self, tile: int, train: int) -> int:

@@ -122,7 +122,7 @@ class Match:
             raise ValueError(f"move {move!r}: the match is over, no move is legal (C3)")
         state = self.state
         state.apply(move)
-        if state._end_reason is None:
+        if not state.is_over:
             return None
         values = state.scores()
         result = RoundResult(

@@ -34,6 +34,12 @@ No hidden information enters: other seats' tiles and the boneyard's order never
 change the vector (only hand *sizes* and the boneyard *size* do). The phase bits
 and the restricting/follow-up pieces describe the seat to act and are filled
 only when the observer is that seat. Version: :data:`OBSERVATION_VERSION`.
+
+The counted pieces are scaled by :attr:`ObservationEncoder.scale` (declared once, used
+by both directions). Decoding lives here too: :meth:`ObservationEncoder.decode` turns an
+observation and its mask back into a :class:`SeatView` of plain ints, bitsets and lists
+for scripted agents, and :meth:`ObservationEncoder.position` into a
+:class:`mt_env.rules.PublicPosition` for :func:`mt_env.rules.determinize`.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import numpy as np
 from .actions import MoveCodec
 from .config import RulesConfig
 from .match import Match
-from .rules import RoundState
+from .rules import HIDDEN_DRAW, PublicPosition, RoundState
 from .tiles import tile_set
 
 OBSERVATION_VERSION = 1
@@ -83,6 +89,13 @@ class ObservationEncoder:
             self.pieces[name] = slice(offset, offset + size)
             offset += size
         self.size = offset
+        # value = entry * scale for the counted pieces (the others are 0/1 or one-hot)
+        self.scale = {
+            "train_length": float(npip),
+            "hand_sizes": float(config.hand_size),
+            "boneyard_size": float(t),
+            "scores": 100.0,
+        }
         self.num_actions = (n + 1) * t + 2
         self._o = {name: s.start for name, s in self.pieces.items()}
         self._npip = npip
@@ -90,6 +103,8 @@ class ObservationEncoder:
         self._rel = [[(seat + r) % n for r in range(n)] + [n] for seat in range(n)]
         self._to_rel = [[(tr - seat) % n for tr in range(n)] + [n] for seat in range(n)]
         codec = MoveCodec(n, config.max_pip)
+        self.codec = codec
+        self.tiles = tile_set(config.max_pip)
         self._move_to_action = [
             np.array([codec.to_action(m, seat) for m in range(self.num_actions)], dtype=np.intp)
             for seat in range(n)
@@ -98,14 +113,14 @@ class ObservationEncoder:
 
     def _high(self) -> np.ndarray:
         """Upper bounds of every entry (the lower bound is 0 everywhere)."""
-        cfg = self.config
+        cfg, scale = self.config, self.scale
         high = np.ones(self.size, dtype=np.float64)
-        t, npip = cfg.num_tiles, cfg.max_pip + 1
+        t = cfg.num_tiles
         pips_total = sum(tile_set(cfg.max_pip).pips) + cfg.double_blank_value
         counted = {
-            "train_length": (t - 1) / npip,  # every tile but the engine on one train
-            "hand_sizes": (t - 1) / cfg.hand_size,  # draws can grow a hand (R18)
-            "scores": cfg.num_rounds * pips_total * 0.01,  # a round scores at most the set
+            "train_length": (t - 1) / scale["train_length"],  # every tile but the engine
+            "hand_sizes": (t - 1) / scale["hand_sizes"],  # draws can grow a hand (R18)
+            "scores": cfg.num_rounds * pips_total / scale["scores"],  # at most the set a round
         }
         for name, bound in counted.items():
             # a hair of headroom: values are computed in float64, then rounded to float32
@@ -123,11 +138,11 @@ class ObservationEncoder:
         n, npip, o, t = cfg.num_seats, self._npip, self._o, cfg.num_tiles
         obs = np.zeros(self.size, dtype=np.float32)
         # hand and table are adjacent pieces: one unpacking fills both
-        obs[: 2 * t] = self._bits(st.hands[seat] | st.table_mask << t, 2 * t)
+        obs[: 2 * t] = self._bits(st.hand_mask(seat) | st.table_mask << t, 2 * t)
         rel = self._rel[seat]  # relative train -> absolute train
         ones = [o["engine"] + st.engine, o["round"] + min(match.round_index, cfg.num_rounds - 1)]
         end0, len0 = o["train_end"], o["train_length"]
-        inv_pip = 1.0 / npip
+        inv_pip = 1.0 / self.scale["train_length"]
         for r, tr in enumerate(rel):
             ones.append(end0 + r * npip + st.open_end(tr))
             obs[len0 + r] = st.train_length(tr) * inv_pip
@@ -142,7 +157,7 @@ class ObservationEncoder:
                 obs[o["open_double_rank"] + r] = 1.0 / (1 + k)
                 if st.is_dead_double(tr):
                     ones.append(o["dead_double"] + r)
-        inv_hand = 1.0 / cfg.hand_size
+        inv_hand = 1.0 / self.scale["hand_sizes"]
         hs, marked0, first0 = o["hand_sizes"], o["train_marked"], o["first_turn_pending"]
         for r in range(n):
             k = rel[r]
@@ -150,10 +165,10 @@ class ObservationEncoder:
                 ones.append(marked0 + r)
             if st.first_turn_pending(k):
                 ones.append(first0 + r)
-            obs[hs + r] = st.hands[k].bit_count() * inv_hand
+            obs[hs + r] = st.hand_size(k) * inv_hand
         if st.mexican_started:
             ones.append(o["mexican_started"])
-        obs[o["boneyard_size"]] = st.boneyard_size / t
+        obs[o["boneyard_size"]] = st.boneyard_size / self.scale["boneyard_size"]
         if st.seat == seat and not st.is_over:
             to_rel = self._to_rel[seat]
             p = o["phase"]
@@ -171,9 +186,9 @@ class ObservationEncoder:
         obs[ones] = 1.0
         if match.results:
             totals = match.totals
-            sc = o["scores"]
+            sc, inv_score = o["scores"], 1.0 / self.scale["scores"]
             for r in range(n):
-                obs[sc + r] = totals[rel[r]] * 0.01
+                obs[sc + r] = totals[rel[r]] * inv_score
         return obs
 
     def action_mask(self, match: Match, seat: int) -> np.ndarray:
@@ -187,3 +202,158 @@ class ObservationEncoder:
     def unpack(self, obs: np.ndarray) -> dict[str, np.ndarray]:
         """Named, shaped views into an observation vector (no copy)."""
         return {name: obs[s].reshape(self.shapes[name]) for name, s in self.pieces.items()}
+
+    # ------------------------------------------------------------------ decoding
+    def _mask(self, bits: np.ndarray) -> int:
+        return int.from_bytes(np.packbits(bits > 0.5, bitorder="little").tobytes(), "little")
+
+    def _count(self, obs: np.ndarray, name: str) -> list[int]:
+        return np.rint(obs[self.pieces[name]] * self.scale[name]).astype(int).tolist()
+
+    def decode(self, obs: np.ndarray, action_mask: np.ndarray) -> SeatView:
+        """The observer's view in plain Python values (the inverse of :meth:`encode`).
+
+        Seats and trains stay relative to the observer; ``plays`` lists the legal plays
+        of the mask as ``(action, tile, relative train)`` through the action codec."""
+        s, n = self.pieces, self.config.num_seats
+        npip = self.config.max_pip + 1
+        v = SeatView()
+        v.hand = self._mask(obs[s["hand"]])
+        v.table = self._mask(obs[s["table"]])
+        v.ends = obs[s["train_end"]].reshape(n + 1, npip).argmax(axis=1).tolist()
+        v.lengths = self._count(obs, "train_length")
+        v.marked = (obs[s["train_marked"]] > 0.5).tolist()
+        v.mexican_started = bool(obs[s["mexican_started"]][0] > 0.5)
+        v.open_double = (obs[s["open_double"]] > 0.5).tolist()
+        rank = obs[s["open_double_rank"]]
+        v.open_order = sorted(np.flatnonzero(rank > 0).tolist(), key=lambda k: -rank[k])
+        v.dead_double = (obs[s["dead_double"]] > 0.5).tolist()
+        r = obs[s["restricting"]]
+        v.restricting = int(r.argmax()) if r.max() > 0.5 else -1
+        v.hand_sizes = self._count(obs, "hand_sizes")
+        v.first_pending = (obs[s["first_turn_pending"]] > 0.5).tolist()
+        v.boneyard = self._count(obs, "boneyard_size")[0]
+        v.engine = int(obs[s["engine"]].argmax())
+        v.round_index = int(obs[s["round"]].argmax())
+        phase = obs[s["phase"]]
+        v.to_act = bool(phase[0] > 0.5)
+        v.free_first = bool(phase[1] > 0.5)
+        v.follow_up = bool(phase[2] > 0.5)
+        v.drawn = bool(phase[3] > 0.5)
+        f = obs[s["follow_up_train"]]
+        v.follow_up_train = int(f.argmax()) if f.max() > 0.5 else -1
+        v.totals = self._count(obs, "scores")
+        legal = np.flatnonzero(action_mask).tolist()
+        codec = self.codec
+        v.plays = [(a, *codec.split(a)) for a in legal if a < codec.draw]
+        v.can_draw = codec.draw in legal
+        v.can_pass = codec.pass_ in legal
+        return v
+
+    def position(self, v: SeatView) -> PublicPosition:
+        """The :class:`~mt_env.rules.PublicPosition` a decoded view shows, in the
+        observer's frame: the observer is seat 0 and to act, seat ``r`` is ``r`` places
+        clockwise, so moves of a determinized state equal the observer's actions.
+
+        An observation does not record three things, which the position then fills as
+        follows: the order of the tiles in each train (``trains=None``); R25's count of
+        turns in a row without a play (0: a blocked round is only found once every seat
+        has failed again); and, in a turn that played two doubles, the earlier one (only
+        the double owing the follow-up is kept). The drawn tile is known when it can be
+        played (the mask shows it); after a draw that fits nowhere it is
+        ``HIDDEN_DRAW`` and :func:`~mt_env.rules.determinize` needs it named.
+        ValueError if the observer is not to act."""
+        if not v.to_act:
+            raise ValueError("position: the observer is not the seat to act in this observation")
+        oldest = self.config.doubles_order == "oldest"
+        follow = v.follow_up_train
+        if v.free_first:
+            turn_plays = v.lengths[0]  # only the observer plays on its own train then (R11)
+        else:
+            turn_plays = 1 if v.follow_up else 0
+        if not v.drawn:
+            drawn = -1
+        elif v.plays:
+            drawn = v.plays[0][1]  # after a draw only the drawn tile may be played (R17)
+        else:
+            drawn = HIDDEN_DRAW
+        return PublicPosition(
+            config=self.config,
+            observer=0,
+            hand=v.hand,
+            hand_sizes=tuple(v.hand_sizes),
+            boneyard_size=v.boneyard,
+            engine=v.engine,
+            table=v.table,
+            ends=tuple(v.ends),
+            lengths=tuple(v.lengths),
+            trains=None,
+            marked=tuple(v.marked),
+            open_doubles=tuple(v.open_order if oldest else v.open_order[::-1]),
+            first_pending=tuple(v.first_pending),
+            out_seats=tuple(k for k, size in enumerate(v.hand_sizes) if size == 0),
+            seat=0,
+            turn_plays=turn_plays,
+            drawn=drawn,
+            follow_up=follow,
+            turn_doubles=(follow,) if follow >= 0 else (),
+            no_play_turns=0,
+            turns_completed=0,
+        )
+
+
+class SeatView:
+    """One observation decoded (:meth:`ObservationEncoder.decode`): all trains and seats
+    relative to the observer (0 = its own, ``n`` = the Mexican train)."""
+
+    __slots__ = (
+        "hand",
+        "table",
+        "ends",
+        "lengths",
+        "marked",
+        "mexican_started",
+        "open_double",
+        "open_order",
+        "dead_double",
+        "restricting",
+        "hand_sizes",
+        "first_pending",
+        "boneyard",
+        "engine",
+        "round_index",
+        "to_act",
+        "free_first",
+        "follow_up",
+        "drawn",
+        "follow_up_train",
+        "totals",
+        "plays",
+        "can_draw",
+        "can_pass",
+    )
+
+    hand: int  # bitset of tile ids in the observer's hand
+    table: int  # bitset of tile ids on the table (engine included)
+    ends: list[int]  # open-end pip of each relative train (n + 1)
+    lengths: list[int]  # tiles in each relative train
+    marked: list[bool]  # marker on each relative seat's train (n)
+    mexican_started: bool
+    open_double: list[bool]  # relative train ends in an open double (R19)
+    open_order: list[int]  # trains of the open doubles, next to satisfy first (R21)
+    dead_double: list[bool]  # ... and that double is dead (R22)
+    restricting: int  # relative train of the double to satisfy now (R20), or -1
+    hand_sizes: list[int]  # tiles in each relative seat's hand
+    first_pending: list[bool]  # relative seat has not had its first turn
+    boneyard: int  # tiles left in the boneyard
+    engine: int
+    round_index: int
+    to_act: bool  # the observer is the seat to act
+    free_first: bool  # the observer is in its free first turn (R11)
+    follow_up: bool  # the observer owes a follow-up to a double (R16)
+    drawn: bool  # the observer drew since its last play
+    follow_up_train: int  # relative train of the double owing the follow-up, or -1
+    totals: list[int]  # match totals before this round, per relative seat
+    plays: list[tuple[int, int, int]]  # legal plays as (action, tile id, relative train)
+    can_draw: bool
+    can_pass: bool

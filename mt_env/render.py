@@ -103,7 +103,7 @@ def render_text(match: Match, seat: int | None = None) -> str:
     else:
         lines.append("Open doubles: none")
 
-    sizes = ", ".join(f"seat {k} {state.hands[k].bit_count()}" for k in range(n))
+    sizes = ", ".join(f"seat {k} {state.hand_size(k)}" for k in range(n))
     lines.append(f"Hands: {sizes} tiles")
     lines.append(f"Boneyard: {state.boneyard_size} tiles")
     totals = match.totals

@@ -1,40 +1,55 @@
 """The rules of one round of Mexican Train (RULES.md sections 1–8, R26's round score).
 
-What lives here: :class:`Deal` (an explicit starting position), :func:`random_deal`
-(R4–R6, V-engine-aside) and :class:`RoundState` (legal moves, applying a move,
-round end, round scores, a read-only view, a cheap copy). Nothing here imports an
-RL library; the match (several rounds, totals, places) is :mod:`mt_env.match`.
+What lives here: :class:`Deal` (an explicit starting position), :func:`deal_from_order`
+and :func:`random_deal` (R4–R6, V-engine-aside), :class:`RoundState` (legal moves,
+applying a move, round end, round scores, a read-only view, a cheap copy) and the
+determinization pair :meth:`RoundState.public` / :func:`determinize` (below). Nothing
+here imports an RL library; the match (several rounds, totals, places) is
+:mod:`mt_env.match`.
 
 State layout (all plain Python ints and lists, so ``copy()`` is a handful of list
-copies):
+copies; nothing outside this module reads it — the properties and methods below are
+the read-only view):
 
-- ``hands[seat]`` — bitset over tile ids (:mod:`mt_env.tiles`);
+- ``_hands[seat]`` — bitset over tile ids (:mod:`mt_env.tiles`);
 - ``_boneyard`` — tile ids, *last element drawn next*;
 - ``_unplayed`` — bitset of every tile in a hand or the boneyard (R22's test);
-- ``_trains[train]`` — tile ids from the engine outward; ``_ends[train]`` the open
-  end pip; train ``n`` is the Mexican train;
-- ``_marked[seat]`` — marker on the personal train (R10);
+- ``_lengths[train]`` — tiles in the train; ``_ends[train]`` its open end pip; train
+  ``n`` is the Mexican train. ``_trains[train]`` records the tile ids from the engine
+  outward, or is ``None`` in a state determinized from an observation (which shows
+  ends and lengths, not the order of the tiles): no rule reads it;
+- ``_marked`` — bitset over seats: bit ``k`` is the marker on seat ``k``'s train (R10);
 - ``_open_doubles`` — trains whose last tile is an open double, in the order they
   became open (R19); a train appears at most once;
 - turn state: ``_turn_plays`` (tiles played this turn), ``_drawn`` (tile drawn since
   the last play, or -1), ``_follow_up`` (train of the double owing a follow-up, R16,
-  or -1), ``_turn_doubles`` (trains of doubles played this ordinary turn);
+  or -1), ``_turn_doubles`` (trains whose last tile is a double played this ordinary
+  turn, in the order played: they become open doubles when the turn ends, R19);
 - ``_first_pending[seat]`` — the seat has not finished its first turn;
 - ``_no_play_turns`` — consecutive finished turns without a tile played (R25).
 
 Moves are the integers of :class:`mt_env.actions.MoveCodec`.
+
+Determinization (OpenSpiel's ``resample_from_infostate``): :meth:`RoundState.public`
+gives a seat's :class:`PublicPosition` — the table, markers, open doubles, turn state and
+hand *sizes* that every seat sees, plus that seat's own hand. :func:`determinize` builds
+a full :class:`RoundState` from a position and a guess of the hidden tiles (the other
+hands and the boneyard's order), so a search agent imagines worlds on this module's own
+rules instead of a second model. :meth:`mt_env.observation.ObservationEncoder.position`
+rebuilds a position from an observation vector.
 """
 
 from __future__ import annotations
 
 import numbers
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from .actions import MoveCodec
 from .config import RulesConfig
-from .tiles import format_tile, tile_set
+from .tiles import TileSet, format_tile, tile_set
 
 Tile = tuple[int, int]
 
@@ -91,22 +106,54 @@ class Deal:
 def random_deal(
     config: RulesConfig, rng: random.Random, engine: int, first_drawer: int = 0
 ) -> Deal:
-    """Shuffle and deal (R4), then find the engine (R6 or V-engine-aside).
+    """Shuffle (R4), then deal with :func:`deal_from_order`.
 
     ``first_drawer`` is the seat that draws first if nobody holds the engine (R6:
     seat 0 in round 1, later the seat after the previous round's start seat); under
     V-engine-aside it is the start seat itself.
     """
     ts = tile_set(config.max_pip)
+    order = list(ts.tiles)
+    if config.engine_source == "aside":  # V-engine-aside: the engine is never shuffled
+        order.remove((engine, engine))
+    rng.shuffle(order)
+    return deal_from_order(config, order, engine, first_drawer)
+
+
+def deal_from_order(
+    config: RulesConfig, tiles_in_order: Sequence[Tile], engine: int, first_drawer: int = 0
+) -> Deal:
+    """Deal a shuffled set: the first ``hand_size`` tiles to seat 0, the next to seat 1,
+    …, the rest to the boneyard in that order (R4); then find the engine (R6).
+
+    R6: the seat holding the engine double places it and starts; if nobody holds it,
+    seats draw in turn from ``first_drawer`` on, keeping what they draw, until one draws
+    it. Under V-engine-aside the engine is set aside before the deal (``tiles_in_order``
+    must not contain it) and ``first_drawer`` starts. ``tiles_in_order`` must be the
+    whole set (less the engine under V-engine-aside) in any orientation; DealError if not.
+    """
+    ts = tile_set(config.max_pip)
     n, size = config.num_seats, config.hand_size
+    if isinstance(engine, bool) or not isinstance(engine, int) or not 0 <= engine <= ts.max_pip:
+        raise DealError(f"engine={engine!r}: expected a pip in 0..{ts.max_pip}")
+    if isinstance(first_drawer, bool) or not isinstance(first_drawer, int) or not 0 <= first_drawer < n:
+        raise DealError(f"first_drawer={first_drawer!r}: expected a seat in 0..{n - 1}")
+    try:
+        ids = [ts.id_of(t) for t in tiles_in_order]
+    except (TypeError, ValueError) as err:
+        raise DealError(f"malformed tile order: {err}") from None
     engine_id = ts.double_of[engine]
-    ids = list(range(ts.num_tiles))
-    if config.engine_source == "aside":
-        ids.remove(engine_id)
-    rng.shuffle(ids)
+    aside = config.engine_source == "aside"
+    expected = ts.num_tiles - 1 if aside else ts.num_tiles
+    if len(set(ids)) != len(ids) or len(ids) != expected or (aside and engine_id in ids):
+        raise DealError(
+            f"a tile order must hold each tile of the double-{ts.max_pip} set exactly once"
+            + (f", less the engine {engine}|{engine} set aside (V-engine-aside)" if aside else "")
+            + f": expected {expected} distinct tiles, got {len(ids)} ({len(set(ids))} distinct)"
+        )
     hands = [ids[k * size : (k + 1) * size] for k in range(n)]
     boneyard = ids[n * size :]
-    if config.engine_source == "aside":
+    if aside:
         start = first_drawer
     else:
         holder = next((k for k in range(n) if engine_id in hands[k]), None)
@@ -128,6 +175,13 @@ def random_deal(
     )
 
 
+@cache
+def _playable_trains(n: int, seat: int, marked: int) -> tuple[int, ...]:
+    """R9: ``seat``'s own train, the Mexican train (``n``) and every other seat's marked
+    train (``marked``: bitset over seats). Cached: the same few answers recur."""
+    return (seat, n, *(k for k in range(n) if marked >> k & 1 and k != seat))
+
+
 class RoundState:
     """One round in progress. Build from a :class:`Deal`; see the module docstring."""
 
@@ -135,10 +189,9 @@ class RoundState:
         "config",
         "codec",
         "engine",
-        "hands",
+        "_hands",
         "_ts",
         "_n",
-        "_n1",
         "_draw",
         "_pass",
         "_free_first",
@@ -150,6 +203,7 @@ class RoundState:
         "_boneyard",
         "_unplayed",
         "_trains",
+        "_lengths",
         "_ends",
         "_marked",
         "_open_doubles",
@@ -168,32 +222,17 @@ class RoundState:
 
     def __init__(self, config: RulesConfig, deal: Deal | Mapping) -> None:
         deal = Deal.coerce(deal)
-        ts = tile_set(config.max_pip)
-        n = config.num_seats
-        self.config = config
-        self.codec = MoveCodec(n, config.max_pip)
-        self._ts = ts
-        self._n = n
-        self._n1 = n + 1
-        self._draw = self.codec.draw
-        self._pass = self.codec.pass_
-        self._free_first = config.first_turn != "single"
-        self._draw_first = config.first_turn == "draw"
-        self._oldest_first = config.doubles_order == "oldest"
-        self._dead_rule = config.dead_doubles
-        self._follow_on_double = config.follow_up_on_double
-        value = list(ts.pips)
-        value[ts.double_of[0]] = config.double_blank_value  # R26 / V-blank-zero
-        self._value = tuple(value)
-
+        self._set_rules(config)
+        ts, n = self._ts, self._n
         hands, boneyard = self._validate(deal, ts, n)
         self.engine = deal.engine
-        self.hands = [ts.mask_of(h) for h in hands]
+        self._hands = [ts.mask_of(h) for h in hands]
         self._boneyard = boneyard[::-1]
         self._unplayed = ts.full_mask ^ ts.bit[ts.double_of[deal.engine]]
-        self._trains: list[list[int]] = [[] for _ in range(n + 1)]
+        self._trains: list[list[int]] | None = [[] for _ in range(n + 1)]
+        self._lengths = [0] * (n + 1)
         self._ends = [deal.engine] * (n + 1)
-        self._marked = [False] * n
+        self._marked = 0
         self._open_doubles: list[int] = []
         self._seat = deal.start_seat
         self._turn_plays = 0
@@ -206,6 +245,25 @@ class RoundState:
         self._end_reason: str | None = None
         self._turns = 0
         self._legal: list[int] | None = None
+
+    def _set_rules(self, config: RulesConfig) -> None:
+        """The slots that follow from the configuration alone (tables and rule switches)."""
+        ts = tile_set(config.max_pip)
+        n = config.num_seats
+        self.config = config
+        self.codec = MoveCodec(n, config.max_pip)
+        self._ts = ts
+        self._n = n
+        self._draw = self.codec.draw
+        self._pass = self.codec.pass_
+        self._free_first = config.first_turn != "single"
+        self._draw_first = config.first_turn == "draw"
+        self._oldest_first = config.doubles_order == "oldest"
+        self._dead_rule = config.dead_doubles
+        self._follow_on_double = config.follow_up_on_double
+        value = list(ts.pips)
+        value[ts.double_of[0]] = config.double_blank_value  # R26 / V-blank-zero
+        self._value = tuple(value)
 
     @staticmethod
     def _validate(deal: Deal, ts, n: int) -> tuple[list[list[int]], list[int]]:
@@ -260,16 +318,16 @@ class RoundState:
         s = self._seat
         pip_mask = self._ts.pip_mask
         ends = self._ends
-        n1 = self._n1
+        move_of = self.codec.move_of
         drawn = self._drawn
-        cand = self._ts.bit[drawn] if drawn >= 0 else self.hands[s]
+        cand = self._ts.bit[drawn] if drawn >= 0 else self._hands[s]
         moves: list[int] = []
         if self._free_first and self._first_pending[s]:
             # R11/R12: own train only; pass at any moment.
             m = cand & pip_mask[ends[s]]
             while m:
                 low = m & -m
-                moves.append((low.bit_length() - 1) * n1 + s)
+                moves.append(move_of[low.bit_length() - 1][s])
                 m ^= low
             if drawn >= 0:
                 return moves or [self._pass]  # V-first-turn-draw: a drawn tile that joins must be played
@@ -285,28 +343,23 @@ class RoundState:
             fu = self._follow_up
             if self._follow_on_double and cand & pip_mask[ends[fu]]:
                 trains = (fu,)  # V-follow-up-on-double
-        else:
+        elif self._open_doubles:
             r = self._restricting()
             if r >= 0:
                 trains = (r,)  # R20
         if trains is None:
-            trains = self._playable_trains(s)
+            trains = _playable_trains(self._n, s, self._marked)
         for tr in trains:
             m = cand & pip_mask[ends[tr]]
             while m:
                 low = m & -m
-                moves.append((low.bit_length() - 1) * n1 + tr)
+                moves.append(move_of[low.bit_length() - 1][tr])
                 m ^= low
         if moves:
             return moves  # R15: a seat with a legal play must play
         if drawn < 0 and self._boneyard:
             return [self._draw]  # R17/R18
         return [self._pass]  # R17/R18: drawn tile does not fit, or empty boneyard
-
-    def _playable_trains(self, seat: int) -> list[int]:
-        """R9: own train, the Mexican train, and every other seat's marked train."""
-        marked = self._marked
-        return [seat, self._n] + [t for t in range(self._n) if marked[t] and t != seat]
 
     def _restricting(self) -> int:
         """The train of the open double that restricts play (R20–R22), or -1."""
@@ -324,7 +377,9 @@ class RoundState:
 
     def apply(self, move: int) -> None:
         """Make ``move`` for the seat to act; IllegalMoveError (state unchanged) if not legal."""
-        legal = self.legal_moves()
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
         if move.__class__ is not int:
             move = self._as_int(move)
         if move not in legal:
@@ -334,28 +389,34 @@ class RoundState:
         if move >= self._draw:
             if move == self._draw:
                 tile = self._boneyard.pop()
-                self.hands[s] |= self._ts.bit[tile]
+                self._hands[s] |= self._ts.bit[tile]
                 self._drawn = tile
             else:
                 self._end_turn(passed=True)
             return
-        tile, tr = divmod(move, self._n1)
+        codec = self.codec
+        tile, tr = codec.tile_of[move], codec.train_of[move]
         ts = self._ts
         bit = ts.bit[tile]
-        self.hands[s] ^= bit
+        self._hands[s] ^= bit
         self._unplayed ^= bit
         low = ts.low[tile]
         self._ends[tr] = ts.high[tile] if low == self._ends[tr] else low
-        self._trains[tr].append(tile)
+        self._lengths[tr] += 1
+        if self._trains is not None:
+            self._trains[tr].append(tile)
         if tr == s:
-            self._marked[s] = False  # R10
+            self._marked &= ~(1 << s)  # R10
         od = self._open_doubles
         if od and tr in od:
             od.remove(tr)  # the tile satisfies that double (R20)
+        td = self._turn_doubles
+        if td and tr in td:
+            td.remove(tr)  # the double played on it this turn is followed up (R16): not open
         self._drawn = -1
         self._turn_plays += 1
         free = self._free_first and self._first_pending[s]
-        if not self.hands[s]:
+        if not self._hands[s]:
             self._out_seats.append(s)
             if free:
                 self._end_turn(passed=False)  # R24: the round waits for every first turn
@@ -394,11 +455,11 @@ class RoundState:
         s = self._seat
         free = self._free_first and self._first_pending[s]
         if passed and not (free and self._turn_plays):
-            self._marked[s] = True  # R10, R13, R17, R18, R20
+            self._marked |= 1 << s  # R10, R13, R17, R18, R20
         if self._turn_doubles:
-            trains, is_double, od = self._trains, self._ts.is_double, self._open_doubles
-            for tr in self._turn_doubles:  # R19: in the order played
-                if is_double[trains[tr][-1]] and tr not in od:
+            od = self._open_doubles
+            for tr in self._turn_doubles:  # R19: doubles still last on their train, in the order played
+                if tr not in od:
                     od.append(tr)
             self._turn_doubles = []
         self._first_pending[s] = False
@@ -423,9 +484,9 @@ class RoundState:
     def can_play(self, seat: int) -> bool:
         """R25's test: does ``seat`` hold a tile it could play on the restricting open
         double if there is one, else on its own, the Mexican or a marked train?"""
-        hand, pip_mask, ends = self.hands[seat], self._ts.pip_mask, self._ends
+        hand, pip_mask, ends = self._hands[seat], self._ts.pip_mask, self._ends
         r = self._restricting()
-        trains = (r,) if r >= 0 else self._playable_trains(seat)
+        trains = (r,) if r >= 0 else _playable_trains(self._n, seat, self._marked)
         return any(hand & pip_mask[ends[tr]] for tr in trains)
 
     # ------------------------------------------------------------------ end and score
@@ -445,7 +506,7 @@ class RoundState:
 
     def hand_value(self, seat: int) -> int:
         """Pip total of ``seat``'s hand, the double-blank at 50 or 0 (R26, V-blank-zero)."""
-        value, total, m = self._value, 0, self.hands[seat]
+        value, total, m = self._value, 0, self._hands[seat]
         while m:
             low = m & -m
             total += value[low.bit_length() - 1]
@@ -458,17 +519,52 @@ class RoundState:
             raise ValueError("the round is not over: scores exist only at its end (R26)")
         return [0 if k in self._out_seats else self.hand_value(k) for k in range(self._n)]
 
+
+    # ------------------------------------------------------------------ determinization
+    def public(self, seat: int) -> PublicPosition:
+        """What ``seat`` knows now: everything public plus its own hand (see
+        :class:`PublicPosition`); :func:`determinize` turns it back into a state."""
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self._n:
+            raise ValueError(f"seat={seat!r}: expected a seat in 0..{self._n - 1}")
+        drawn = self._drawn
+        if drawn >= 0 and self._seat != seat:
+            drawn = HIDDEN_DRAW  # everyone sees the draw, only the drawer the tile
+        return PublicPosition(
+            config=self.config,
+            observer=seat,
+            hand=self._hands[seat],
+            hand_sizes=tuple(h.bit_count() for h in self._hands),
+            boneyard_size=len(self._boneyard),
+            engine=self.engine,
+            table=self.table_mask,
+            ends=tuple(self._ends),
+            lengths=tuple(self._lengths),
+            trains=None if self._trains is None else tuple(map(tuple, self._trains)),
+            marked=tuple(bool(self._marked >> k & 1) for k in range(self._n)),
+            open_doubles=tuple(self._open_doubles),
+            first_pending=tuple(self._first_pending),
+            out_seats=tuple(self._out_seats),
+            seat=self._seat,
+            turn_plays=self._turn_plays,
+            drawn=drawn,
+            follow_up=self._follow_up,
+            turn_doubles=tuple(self._turn_doubles),
+            no_play_turns=self._no_play_turns,
+            turns_completed=self._turns,
+            over=self._end_reason is not None,
+        )
+
     # ------------------------------------------------------------------ copy
     def copy(self) -> RoundState:
         """An independent copy (shares only immutable tables); cheap enough for search."""
         new = object.__new__(RoundState)
         for name in _SHARED_SLOTS:
             object.__setattr__(new, name, getattr(self, name))
-        new.hands = self.hands[:]
+        new._hands = self._hands[:]
         new._boneyard = self._boneyard[:]
-        new._trains = [t[:] for t in self._trains]
+        new._trains = None if self._trains is None else [t[:] for t in self._trains]
+        new._lengths = self._lengths[:]
         new._ends = self._ends[:]
-        new._marked = self._marked[:]
         new._open_doubles = self._open_doubles[:]
         new._turn_doubles = self._turn_doubles[:]
         new._first_pending = self._first_pending[:]
@@ -491,13 +587,31 @@ class RoundState:
         """The seat to act (after the round ends: the seat that acted last)."""
         return self._seat
 
+    @property
+    def tiles(self) -> TileSet:
+        """The set's lookup tables (tile ids, pips, per-pip masks); immutable, shared."""
+        return self._ts
+
     def hand(self, seat: int) -> list[Tile]:
-        return [self._ts.tiles[i] for i in self._ts.ids_in(self.hands[seat])]
+        return [self._ts.tiles[i] for i in self._ts.ids_in(self._hands[seat])]
+
+    def hand_mask(self, seat: int) -> int:
+        """``seat``'s hand as a bitset over tile ids (an int: a copy, never the state)."""
+        return self._hands[seat]
+
+    def hand_size(self, seat: int) -> int:
+        return self._hands[seat].bit_count()
 
     @property
     def boneyard(self) -> list[Tile]:
         """The boneyard in draw order (first element is drawn next). Hidden information."""
         return [self._ts.tiles[i] for i in reversed(self._boneyard)]
+
+    @property
+    def boneyard_ids(self) -> tuple[int, ...]:
+        """The boneyard's tile ids in draw order (first is drawn next). Hidden information,
+        for training-only code (a privileged critic) and tests."""
+        return tuple(reversed(self._boneyard))
 
     @property
     def boneyard_size(self) -> int:
@@ -506,7 +620,7 @@ class RoundState:
     def train(self, train: int) -> list[Tile]:
         """A train's tiles from the engine outward, each oriented ``(inner, outer)``."""
         out, end = [], self.engine
-        for i in self._trains[train]:
+        for i in self.train_ids(train):
             a, b = self._ts.tiles[i]
             if a != end:
                 a, b = b, a
@@ -515,20 +629,27 @@ class RoundState:
         return out
 
     def train_ids(self, train: int) -> tuple[int, ...]:
+        """A train's tile ids from the engine outward. ValueError in a state determinized
+        from an observation, which records the trains' ends and lengths, not their tiles."""
+        if self._trains is None:
+            raise ValueError(
+                "this state was determinized from an observation, which shows each train's "
+                "open end and length but not its tiles: train_ids/train are unknown here"
+            )
         return tuple(self._trains[train])
 
     def train_length(self, train: int) -> int:
-        return len(self._trains[train])
+        return self._lengths[train]
 
     def open_end(self, train: int) -> int:
         return self._ends[train]
 
     def is_marked(self, seat: int) -> bool:
-        return self._marked[seat]
+        return bool(self._marked >> seat & 1)
 
     @property
     def mexican_started(self) -> bool:
-        return bool(self._trains[self._n])
+        return self._lengths[self._n] > 0
 
     @property
     def open_doubles(self) -> list[int]:
@@ -594,14 +715,147 @@ class RoundState:
         return self.codec.describe(move)
 
 
+HIDDEN_DRAW = -2
+"""``PublicPosition.drawn`` when the seat to act drew a tile the observer cannot see."""
+
+
+@dataclass(frozen=True)
+class PublicPosition:
+    """One seat's information state in a round: what every seat sees, plus the
+    observer's own hand. Seats and trains are absolute (``n`` = the Mexican train);
+    hands and the table are bitsets over tile ids.
+
+    Built by :meth:`RoundState.public` (exact) or, from an observation vector, by
+    :meth:`mt_env.observation.ObservationEncoder.position` — the observation then
+    being the observer's whole knowledge, with three limits it documents there
+    (train tile order, R25's no-play counter, doubles of an unfinished turn other than
+    the one owing a follow-up). :func:`determinize` completes it into a
+    :class:`RoundState` with a guess of the hidden tiles.
+    """
+
+    config: RulesConfig
+    observer: int
+    hand: int  # the observer's tiles
+    hand_sizes: tuple[int, ...]  # per seat
+    boneyard_size: int
+    engine: int
+    table: int  # tiles on the table, the engine included
+    ends: tuple[int, ...]  # open end pip per train
+    lengths: tuple[int, ...]  # tiles per train
+    trains: tuple[tuple[int, ...], ...] | None  # tile ids per train, or None if unknown
+    marked: tuple[bool, ...]  # per seat (R10)
+    open_doubles: tuple[int, ...]  # trains, in the order they became open (R19)
+    first_pending: tuple[bool, ...]  # per seat: first turn not finished (R11)
+    out_seats: tuple[int, ...]  # seats that went out in a free first turn (R24)
+    seat: int  # the seat to act
+    turn_plays: int  # tiles it played this turn
+    drawn: int  # tile it drew since its last play, -1 if none, HIDDEN_DRAW if unseen
+    follow_up: int  # train of the double owing a follow-up (R16), or -1
+    turn_doubles: tuple[int, ...]  # trains ending in a double played this turn (R19)
+    no_play_turns: int  # finished turns in a row without a play (R25)
+    turns_completed: int
+    over: bool = False
+
+    @property
+    def unseen(self) -> int:
+        """Bitset of the tiles the observer cannot place: the other hands and the boneyard."""
+        return tile_set(self.config.max_pip).full_mask & ~self.hand & ~self.table
+
+
+def determinize(
+    position: PublicPosition,
+    hands: Sequence[int | None],
+    boneyard: Sequence[int],
+    drawn: int | None = None,
+) -> RoundState:
+    """The :class:`RoundState` that ``position`` describes, with the hidden tiles guessed.
+
+    ``hands[k]`` is seat ``k``'s hand as a bitset (``None`` or the observer's own hand at
+    the observer's index), ``boneyard`` the boneyard's tile ids in draw order (first
+    drawn first). Together they must place every unseen tile exactly once, each hand of
+    its public size. ``drawn`` names the tile the seat to act drew when the observer
+    could not see it (``position.drawn == HIDDEN_DRAW``); it must be in that seat's hand.
+    ValueError if the guess does not fit the position. The state plays on with this
+    module's rules — no second model of the game (OpenSpiel's ``resample_from_infostate``).
+    """
+    cfg = position.config
+    n = cfg.num_seats
+    if len(hands) != n:
+        raise ValueError(f"determinize: {len(hands)} hands given, expected one per seat ({n})")
+    hands = list(hands)
+    obs = position.observer
+    if hands[obs] is None:
+        hands[obs] = position.hand
+    elif hands[obs] != position.hand:
+        raise ValueError(f"determinize: hands[{obs}] differs from the observer's own hand")
+    ts = tile_set(cfg.max_pip)
+    placed = 0
+    for k, h in enumerate(hands):
+        if h.bit_count() != position.hand_sizes[k]:
+            raise ValueError(
+                f"determinize: seat {k}'s guessed hand has {h.bit_count()} tiles, "
+                f"expected its public size {position.hand_sizes[k]}"
+            )
+        if k != obs:
+            if placed & h:
+                raise ValueError(f"determinize: seat {k}'s guessed hand repeats a tile")
+            placed |= h
+    bone = 0
+    for t in boneyard:
+        bone |= ts.bit[t]
+    if len(boneyard) != position.boneyard_size or bone.bit_count() != len(boneyard):
+        raise ValueError(
+            f"determinize: expected {position.boneyard_size} distinct boneyard tiles, "
+            f"got {len(boneyard)}"
+        )
+    if placed & bone or placed | bone != position.unseen:
+        raise ValueError(
+            "determinize: the guessed hands and boneyard must place every unseen tile "
+            "(neither in the observer's hand nor on the table) exactly once"
+        )
+    tile = position.drawn
+    if tile == HIDDEN_DRAW:
+        if drawn is None or not hands[position.seat] & ts.bit[drawn]:
+            raise ValueError(
+                f"determinize: seat {position.seat} drew a tile the observer did not see: "
+                f"pass drawn=<a tile id in its guessed hand>"
+            )
+        tile = drawn
+    st = object.__new__(RoundState)
+    st._set_rules(cfg)
+    st.engine = position.engine
+    st._hands = hands
+    st._boneyard = list(boneyard)[::-1]
+    st._unplayed = ts.full_mask & ~position.table
+    st._trains = None if position.trains is None else [list(t) for t in position.trains]
+    st._lengths = list(position.lengths)
+    st._ends = list(position.ends)
+    st._marked = sum(1 << k for k, m in enumerate(position.marked) if m)
+    st._open_doubles = list(position.open_doubles)
+    st._seat = position.seat
+    st._turn_plays = position.turn_plays
+    st._drawn = tile
+    st._follow_up = position.follow_up
+    st._turn_doubles = list(position.turn_doubles)
+    st._first_pending = list(position.first_pending)
+    st._no_play_turns = position.no_play_turns
+    st._out_seats = list(position.out_seats)
+    st._end_reason = None
+    st._turns = position.turns_completed
+    st._legal = None
+    if position.over:
+        raise ValueError("determinize: the round is over; there is nothing left to play")
+    return st
+
+
 # copy() copies these lists; every other slot holds an int, a bool, a str or an immutable
 # table and is shared.
 _COPIED_SLOTS = (
-    "hands",
+    "_hands",
     "_boneyard",
     "_trains",
+    "_lengths",
     "_ends",
-    "_marked",
     "_open_doubles",
     "_turn_doubles",
     "_first_pending",

@@ -1,5 +1,6 @@
 """Agents: legality over random games at every seat count and variant, seeding, the
-chain search, the search agent's model of the rules and its inferences, make_agent."""
+chain search, the search agent's inferences and options, make_agent. (The search agent's
+worlds are the rules core's own: tests/test_determinize.py.)"""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ import pytest
 from agents import AGENTS, Agent, make_agent
 from agents.chains import ChainPlanner
 from agents.search import SearchAgent
-from agents.simulator import SimRules
-from agents.view import ViewDecoder
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 from mt_env.tiles import tile_set
@@ -143,36 +142,6 @@ def test_reseed_and_callable_and_batch():
         agent.act(obs, np.zeros_like(mask))
 
 
-def test_view_decodes_the_observation():
-    config = RulesConfig(num_seats=4, num_rounds=1)
-    enc, dec = ObservationEncoder(config), ViewDecoder(config)
-    ts = tile_set(config.max_pip)
-    rng = random.Random(0)
-    match = Match(config, seed=11)
-    for _ in range(120):
-        st = match.state
-        seat = st.seat
-        v = dec.decode(enc.encode(match, seat), enc.action_mask(match, seat))
-        n = config.num_seats
-        absolute = [(seat + r) % n for r in range(n)] + [n]
-        assert v.hand == st.hands[seat]
-        assert v.table == st.table_mask
-        assert v.ends == [st.open_end(t) for t in absolute]
-        assert v.lengths == [st.train_length(t) for t in absolute]
-        assert v.marked == [st.is_marked(t) for t in absolute[:n]]
-        assert v.hand_sizes == [len(st.hand(t)) for t in absolute[:n]]
-        assert v.boneyard == st.boneyard_size
-        legal = {st.codec.to_action(m, seat) for m in st.legal_moves()}
-        assert {a for a, _, _ in v.plays} | ({dec.draw_action} if v.can_draw else set()) | (
-            {dec.pass_action} if v.can_pass else set()
-        ) == legal
-        for a, tile, train in v.plays:
-            assert dec.play_action(tile, train) == a and 0 <= tile < ts.num_tiles
-        match.apply(rng.choice(st.legal_moves()))
-        if match.is_over:
-            break
-
-
 # ---------------------------------------------------------------------- chains
 def brute_longest(ts, hand: list[int], end: int) -> int:
     best = 0
@@ -244,66 +213,6 @@ def test_chain_answer_does_not_depend_on_history():
 
 
 # ---------------------------------------------------------------------- search agent
-def sim_matches_rules(config: RulesConfig, seed: int) -> int:
-    """Build the search agent's model from a seat's view plus the true hidden tiles at a
-    random moment, then replay random moves through both; legal plays must agree."""
-    rng = random.Random(seed)
-    enc, dec, rules = ObservationEncoder(config), ViewDecoder(config), SimRules(config)
-    ts = dec.tiles
-    n = config.num_seats
-    match = Match(config, seed=seed)
-    st = match.state
-    sim, me, checked = None, 0, 0
-    while not st.is_over:
-        if sim is None and rng.random() < 0.15:
-            me = st.seat
-            v = dec.decode(enc.encode(match, me), enc.action_mask(match, me))
-            hands = [st.hands[(me + r) % n] for r in range(1, n)]
-            bone = [ts.id_of(t) for t in st.boneyard][::-1]
-            drawn = ts.id_of(st.drawn_tile) if st.drawn_since_play else -1
-            sim = rules.from_view(v, hands, bone, st.tiles_played_this_turn, drawn)
-            sim.no_play = st.turns_without_play
-        legal = st.legal_moves()
-        codec = st.codec
-        if sim is not None:
-            want = sorted(m for m in legal if m < codec.draw)
-            got = sorted(
-                t * (n + 1) + (tr if tr == n else (tr + me) % n) for t, tr in rules.legal_plays(sim)
-            )
-            assert want == got
-            if not want:
-                move = codec.draw if rules.no_play_move(sim) == "draw" else codec.pass_
-                assert legal == [move]
-            checked += 1
-        move = rng.choice(legal)
-        st.apply(move)
-        if sim is not None:
-            if move == codec.draw:
-                rules.draw(sim)
-            elif move == codec.pass_:
-                rules.end_turn(sim, passed=True)
-            else:
-                t, tr = divmod(move, n + 1)
-                rules.play(sim, t, tr if tr == n else (tr - me) % n)
-            assert sim.over == st.is_over
-    if sim is not None:
-        truth = [
-            0 if (me + r) % n in st.out_seats else st.hand_value((me + r) % n) for r in range(n)
-        ]
-        assert rules.scores(sim) == truth
-    return checked
-
-
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_search_model_follows_the_rules(variant):
-    checked = 0
-    for num_seats in (2, 3, 4, 7, 12):
-        config = RulesConfig(num_seats=num_seats, num_rounds=1, **variant)
-        for seed in range(3):
-            checked += sim_matches_rules(config, seed)
-    assert checked > 100
-
-
 def test_search_inferences_are_sound():
     """Every pip the search agent believes a seat lacks is truly absent from its hand."""
     for num_seats, variant in [
@@ -355,8 +264,8 @@ def first_turns(config: RulesConfig, make, seeds):
         while not match.is_over:
             seat = st.seat
             if st.in_free_first_turn and seat not in planned:
-                chain = agents[seat].planner.longest(st.hands[seat], st.open_end(seat))
-                planned[seat] = (len(chain), st.hands[seat].bit_count())
+                chain = agents[seat].planner.longest(st.hand_mask(seat), st.open_end(seat))
+                planned[seat] = (len(chain), st.hand_size(seat))
             mask = enc.action_mask(match, seat)
             action = agents[seat].act(enc.encode(match, seat), mask)
             match.apply(st.codec.to_move(action, seat))
