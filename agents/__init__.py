@@ -9,9 +9,10 @@ spec string.
 | ``longest-train`` | :class:`agents.longest_train.LongestTrainAgent` |
 | ``longest-train-reserve`` | :class:`agents.longest_train.LongestTrainReserveAgent` (keeps a tile back in the free first turn) |
 | ``search`` | :class:`agents.search.SearchAgent` (determinized search; the strong agent) |
-| ``ckpt:PATH`` | ``agents.ppo.PPOAgent.from_checkpoint(PATH, config, seed=seed)`` |
+| ``ckpt:PATH`` | :meth:`agents.ppo.policy.PPOAgent.from_checkpoint` ``(PATH, config, seed=seed)`` (imports torch, on first use) |
 
-Tournaments live in :mod:`agents.tournament`.
+Tournaments live in :mod:`agents.evaluation.tournament`; the learning code (the only code
+that imports torch) in :mod:`agents.ppo`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent
         if not path:
             raise ValueError("agent spec 'ckpt:' needs a path: ckpt:PATH/TO/checkpoint.pt")
         try:
-            from agents.ppo import PPOAgent
+            from agents.ppo import PPOAgent  # torch: loaded only for checkpoint agents
         except ImportError as err:
             raise ValueError(
                 f"agent spec {spec!r}: cannot import agents.ppo.PPOAgent ({err})"

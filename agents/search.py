@@ -31,10 +31,11 @@ no second model of the game. It never sees another seat's hand or the boneyard's
 
 Strength (full default matches, ``results/``): it finished ahead of ``longest-train`` in
 55.0% [53.5, 56.4] of 4,000 4-seat games (won 54.1% of them, ``longest-train`` 44.1%) and
-in 69.9% [67.2, 72.5] of 1,000 2-seat meetings. Cost: about 3 decisions per round are
-searched, each ``top_k x samples`` rollouts of ~0.1–0.2 ms, so it makes ~500 decisions/s
-against ~14,000 for ``longest-train``. Defaults: ``samples=32``, ``top_k=4``,
-``reserve=1``, ``margin=1``, ``utility="match"``.
+in 69.9% [67.2, 72.5] of 1,000 2-seat meetings. Cost: only decisions with a real choice
+are searched (about one in eight at 2 seats), each by ``top_k x samples`` rollouts; on
+recorded 4-seat decisions it made 204 decisions/s against 4,831 for ``longest-train``
+(``benchmarks/tournament_speed.py``; ``benchmarks/search_speed.py`` measures it in play).
+Defaults: ``samples=32``, ``top_k=4``, ``reserve=1``, ``margin=1``, ``utility="match"``.
 """
 
 from __future__ import annotations

@@ -87,3 +87,21 @@ def snapshot(state):
         state.turns_completed,
         tuple(state.legal_moves()),
     )
+
+
+# ---------------------------------------------------------------- trainer tests
+import pytest  # noqa: E402  (appended with the trainer fixtures below)
+
+TRAIN_SMOKE_ARGS = (
+    "--config", "quick", "--total-steps", "600", "--rollout-steps", "300",
+    "--games-per-worker", "4", "--num-workers", "0", "--no-progress",
+    "--eval-every", "0", "--final-eval-games", "0", "--checkpoint-every", "1",
+    "--snapshot-every", "1", "--pretrain-teacher", "",  # the quick preset clones a teacher first
+)
+
+
+@pytest.fixture(scope="session")
+def smoke_args() -> list[str]:
+    """``train.py`` flags for a two-update run of a few hundred learner steps in this process
+    (no workers, no evaluations, no cloning), a checkpoint and a pool snapshot per update."""
+    return list(TRAIN_SMOKE_ARGS)

@@ -18,13 +18,14 @@ import torch
 import train
 from agents.ppo import (
     CheckpointError,
+    Collector,
+    RolloutSpec,
     load_checkpoint,
     make_critic,
     make_policy,
     privileged_features,
     privileged_size,
 )
-from agents.rollout import Collector, RolloutSpec
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 from mt_env.rules import Deal
@@ -107,10 +108,8 @@ def test_collector_values_come_from_the_privileged_critic():
     assert not np.allclose(batch["values"], own_head)
 
 
-def test_trainer_keeps_the_critic_for_resume_only(tmp_path: Path):
-    from tests.test_train import SMOKE
-
-    run = train.main([*SMOKE, "--run-dir", str(tmp_path), "--critic", "privileged"])
+def test_trainer_keeps_the_critic_for_resume_only(tmp_path: Path, smoke_args: list[str]):
+    run = train.main([*smoke_args, "--run-dir", str(tmp_path), "--critic", "privileged"])
     rules = RulesConfig(num_seats=2)
     ckpt = load_checkpoint(run / "checkpoint.pt", rules)
     assert ckpt["critic"] is not None and ckpt["train_config"]["critic"] == "privileged"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents.longest_train import LongestTrainAgent
-from agents.rollout import Collector, RolloutSpec
+from agents.ppo.rollout import Collector, RolloutSpec
 from mt_env import Deal, Match, RulesConfig
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
@@ -43,7 +43,7 @@ def _play_scripted(col: Collector, values: dict[int, list[float]]) -> list[int]:
     g.streams = {0: [], 1: []}
     enc, codec = col.enc, g.match.state.codec
     script = [(0, (6, 5), 0), (0, (5, 4), 0), (0, None, None), (1, (6, 1), 1), (1, (1, 2), 1)]
-    ts = g.match.state._ts
+    ts = g.match.state.tiles
     seen = {0: 0, 1: 0}
     actors = []
     for seat, tile, train in script:
@@ -100,7 +100,7 @@ def test_open_streams_bootstrap_from_the_same_seats_next_decision():
     g.match = Match(RULES, deals=[_deal()])
     g.roles = ["self", "self"]
     g.streams = {0: [], 1: []}
-    enc, codec, ts = col.enc, g.match.state.codec, g.match.state._ts
+    enc, codec, ts = col.enc, g.match.state.codec, g.match.state.tiles
     for tile, value in (((6, 5), 1.0), ((5, 4), 2.0)):
         move = codec.play(ts.id_of(tile), 0)
         obs, mask = enc.encode(g.match, 0), enc.action_mask(g.match, 0)

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import agents.tournament as tournament
+import agents.evaluation.tournament as tournament
 from agents import AGENTS
 from agents.base import Agent
-from agents.stats import mean_interval, openskill_ratings, rate_interval, wilson
-from agents.tournament import (
+from agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval, wilson
+from agents.evaluation.tournament import (
     arrangements,
     entry_labels,
     main,
@@ -25,6 +28,7 @@ from agents.tournament import (
 from mt_env import RulesConfig
 
 FAST = RulesConfig(num_seats=3, num_rounds=1)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------- schedule
@@ -237,3 +241,31 @@ def test_cli_writes_every_output(tmp_path, capsys):
     assert (out / "ratings.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(SystemExit):
         main(["--agents", "nope", "--games", "1", "--no-progress"])
+
+
+def test_scripted_play_and_evaluation_never_import_torch():
+    """Only the learning code (agents.ppo, train.py) imports torch; a tournament between
+    scripted agents, and the CLI module, run without it."""
+    code = (
+        "import sys\n"
+        "import agents, agents.evaluation.report, agents.evaluation.stats\n"
+        "from agents.evaluation.tournament import run_tournament\n"
+        "from mt_env import RulesConfig\n"
+        "run_tournament(['greedy', 'longest-train'], RulesConfig(num_seats=2, num_rounds=1),\n"
+        "               games=2, seed=0, workers=1, progress=False)\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_cli_runs_as_a_module():
+    proc = subprocess.run(
+        [sys.executable, "-m", "agents.evaluation.tournament", "--agents", "greedy", "random",
+         "--seats", "2", "--games", "2", "--rules", "num_rounds=1", "--workers", "1",
+         "--no-progress"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| greedy" in proc.stdout and "RuntimeWarning" not in proc.stderr

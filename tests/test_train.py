@@ -13,31 +13,29 @@ import torch
 import train
 from agents.ppo import (
     CheckpointError,
+    Collector,
     PolicyNet,
     PPOAgent,
+    RolloutSpec,
     build_policy,
     layout,
     load_checkpoint,
+    make_featurizer,
+    make_policy,
     save_checkpoint,
 )
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = [
-    "--config", "quick", "--total-steps", "600", "--rollout-steps", "300",
-    "--games-per-worker", "4", "--num-workers", "0", "--no-progress",
-    "--eval-every", "0", "--final-eval-games", "0", "--checkpoint-every", "1",
-    "--snapshot-every", "1", "--pretrain-teacher", "",  # the quick preset clones a teacher first
-]
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory) -> Path:
+def smoke_run(tmp_path_factory, smoke_args: list[str]) -> Path:
     """A few hundred learner steps through the real script, in a subprocess."""
     runs = tmp_path_factory.mktemp("runs")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), *SMOKE, "--run-dir", str(runs)],
+        [sys.executable, str(ROOT / "train.py"), *smoke_args, "--run-dir", str(runs)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -65,8 +63,6 @@ def test_save_load_gives_identical_actions(smoke_run: Path):
     agent = PPOAgent.from_checkpoint(smoke_run / "final.pt", rules)
     enc = ObservationEncoder(rules)
     rng = np.random.default_rng(0)
-    from agents.features import make_featurizer
-
     featurize = make_featurizer(rules, data["features"])
     match = Match(rules, seed=3)
     checked = 0
@@ -203,14 +199,12 @@ def test_presets_keys_are_trainer_options():
     assert cfg.rules_config().max_pip == 12 and cfg.rules_config().hand_size == 15
 
 
-def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys):
+def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys, smoke_args: list[str]):
     """``--pretrain-teacher``: behaviour cloning before PPO makes the policy agree with the
     teacher on fresh positions (an untrained one does not), and a resumed run does not
     clone again."""
-    from agents.rollout import Collector, RolloutSpec
-
     run = train.main([
-        *SMOKE, "--run-dir", str(tmp_path), "--total-steps", "0", "--games-per-worker", "8",
+        *smoke_args, "--run-dir", str(tmp_path), "--total-steps", "0", "--games-per-worker", "8",
         "--pretrain-teacher", "longest-train", "--pretrain-decisions", "2000",
         "--pretrain-epochs", "40",
     ])
@@ -232,7 +226,7 @@ def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys):
         return float(-logp.gather(1, torch.from_numpy(fresh["actions"])[:, None]).mean())
 
     cloned = build_policy(load_checkpoint(run / "final.pt", rules))
-    untrained = train.make_policy(rules, "pairs", (128, 128))  # near-uniform over legal actions
+    untrained = make_policy(rules, "pairs", (128, 128))  # near-uniform over legal actions
     before, after = teacher_nll(untrained), teacher_nll(cloned)
     assert after < 0.5 * before, (before, after)
     with torch.no_grad():

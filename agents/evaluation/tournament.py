@@ -1,6 +1,6 @@
 """Tournaments: any mix of agents, duplicate deals, rotated seats, intervals and ratings.
 
-``python -m agents.tournament --agents random greedy longest-train ckpt:run/model.pt \\
+``python -m agents.evaluation.tournament --agents random greedy longest-train ckpt:run/model.pt \\
 --seats 4 --games 2000 --seed 0 --out results/x [--rules num_rounds=1 ...] [--workers N]``
 
 **A game** is one match under the rules configuration (``--rules num_rounds=1`` makes
@@ -24,7 +24,7 @@ equally often; ``permute`` takes every distinct ordering (``n!``, up to 6 seats)
 balances who sits after whom. The games of one deal are therefore
 ``tables x arrangements``; ``games`` is rounded up to whole deals.
 
-**Statistics** (:mod:`agents.stats`): win rate (a win shared by ``k`` tied first places
+**Statistics** (:mod:`agents.evaluation.stats`): win rate (a win shared by ``k`` tied first places
 counts ``1/k``), mean round score (match total / rounds) and mean place, each with a 95%
 interval that treats the games of one deal as one cluster; head-to-head rates (how often
 the row entry finished ahead of the column entry when both sat, ties half); OpenSkill
@@ -48,11 +48,11 @@ from pathlib import Path
 
 import numpy as np
 
+from agents import CHECKPOINT_PREFIX, make_agent
+from agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
-
-from .stats import mean_interval, openskill_ratings, rate_interval
 
 SEATINGS = ("rotate", "permute")
 MAX_PERMUTE_SEATS = 6
@@ -132,8 +132,6 @@ class _Worker:
         key = (entry, seat)
         agent = self._agents.get(key)
         if agent is None:
-            from . import make_agent
-
             agent = make_agent(self.specs[entry], self.config, seed=None)
             self._agents[key] = agent
         return agent
@@ -184,12 +182,10 @@ _WORKER: _Worker | None = None
 
 def _init_worker(specs, config_dict, seed, seating) -> None:
     global _WORKER
-    try:  # one thread per process: the pool already uses every core
-        import torch
+    if any(spec.startswith(CHECKPOINT_PREFIX) for spec in specs):
+        import torch  # one thread per process: the pool already uses every core
 
         torch.set_num_threads(1)
-    except ImportError:
-        pass
     _WORKER = _Worker(specs, RulesConfig.from_dict(config_dict), seed, seating)
 
 
@@ -492,8 +488,6 @@ def run_tournament(
     ``workers``: processes (``None`` = every core; 1 = in this process). The result is the
     same for any number of workers.
     """
-    from . import CHECKPOINT_PREFIX, make_agent
-
     if not agents:
         raise ValueError("a tournament needs at least one agent")
     if not isinstance(games, int) or games < 1:
@@ -582,7 +576,7 @@ def parse_rules(items: Sequence[str], num_seats: int) -> RulesConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m agents.tournament",
+        prog="python -m agents.evaluation.tournament",
         description="Play a duplicate tournament between agents and print the tables.",
         epilog=(
             "Lineup: as many agents as seats -> one table; fewer -> seat k holds agent "

@@ -18,7 +18,7 @@ and round rewards arrive after *another* seat's move. So the collector keeps one
 
 Values come from the policy's own value head, or with ``spec.critic ==
 "privileged"`` from a separate critic that also sees the other hands and the
-boneyard (:class:`agents.ppo.PrivilegedCritic`): each transition then records that
+boneyard (:class:`agents.ppo.policy.PrivilegedCritic`): each transition then records that
 hidden-information input too, for the update. The policy's inputs never include it.
 
 Seats are filled per match: ``learner_seats`` seats (random positions) for the
@@ -30,11 +30,12 @@ policy. With ``spec.teacher`` set (:meth:`Collector.demonstrate`) a scripted age
 plays every learner seat and its decisions are recorded instead: demonstrations for
 behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector`
 runs in-process; :class:`CollectorProcess` runs one in a worker process so that
-rollouts use every core.
+rollouts use every core; :class:`Collectors` drives several as one (the trainer's).
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import random
 from dataclasses import dataclass
@@ -43,8 +44,8 @@ import numpy as np
 import torch
 
 from agents import make_agent
-from agents.features import make_featurizer
-from agents.ppo import PolicyNet, make_critic, make_policy, privileged_features
+from agents.ppo.features import make_featurizer
+from agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -77,8 +78,28 @@ class RolloutSpec:
     teacher: str = ""
     """a scripted agent playing the learner seats instead of the policy (demonstrations)"""
     critic: str = "observation"
-    """"privileged": values come from :class:`agents.ppo.PrivilegedCritic`, and each
-    transition also records :func:`agents.ppo.privileged_features` for the update"""
+    """"privileged": values come from :class:`agents.ppo.policy.PrivilegedCritic`, and each
+    transition also records :func:`agents.ppo.policy.privileged_features` for the update"""
+
+
+def parse_opponent_mix(text: str) -> dict[str, float]:
+    """``"self=0.4,past=0.2,longest-train=0.4"`` -> ``{name: weight}`` (the trainer's
+    ``opponent_mix``); ValueError if malformed or the weights are all 0."""
+    mix: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, weight = part.strip().partition("=")
+        try:
+            mix[name.strip()] = float(weight)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip() or mix.get(name.strip(), -1) < 0:
+            raise ValueError(
+                f"opponent_mix={text!r}: expected NAME=WEIGHT,... with "
+                f"non-negative weights, e.g. 'self=0.5,longest-train=0.5'"
+            )
+    if sum(mix.values()) <= 0:
+        raise ValueError(f"opponent_mix={text!r}: the weights sum to 0")
+    return mix
 
 
 class _Game:
@@ -410,3 +431,60 @@ class CollectorProcess:
         self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.proc.terminate()
+
+
+class Collectors:
+    """Several collectors used as one: each in its own worker process (``processes``) or
+    all in this one. Their batches are concatenated and their counters merged."""
+
+    def __init__(self, specs: list[RolloutSpec], processes: bool) -> None:
+        self.processes = processes
+        self.items = [(CollectorProcess if processes else Collector)(spec) for spec in specs]
+
+    def collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> dict:
+        """At least ``min_steps`` learner transitions in all (split evenly), as one batch."""
+        share = math.ceil(min_steps / len(self.items))
+        if self.processes:
+            for c in self.items:
+                c.start_collect(state_dict, share, critic_state)
+            return _merge([c.result() for c in self.items])
+        return _merge([c.collect(state_dict, share, critic_state) for c in self.items])
+
+    def demonstrate(self, min_steps: int) -> dict:
+        """At least ``min_steps`` teacher decisions in all (split evenly), as one batch."""
+        share = math.ceil(min_steps / len(self.items))
+        if self.processes:
+            for c in self.items:
+                c.start_demonstrate(share)
+            return _merge([c.result() for c in self.items])
+        return _merge([c.demonstrate(share) for c in self.items])
+
+    def set_pool(self, state_dicts: list[dict]) -> None:
+        for c in self.items:
+            c.set_pool(state_dicts)
+
+    def close(self) -> None:
+        if self.processes:
+            for c in self.items:
+                c.close()
+
+
+def _merge(parts: list[dict]) -> dict:
+    """One batch from several collectors' batches; ``stats`` summed or averaged."""
+    batch = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "stats"}
+    stats = [p["stats"] for p in parts]
+    matches = sum(s["learner_matches"] for s in stats)
+    wins = sum(s["learner_win_rate"] * s["learner_matches"] for s in stats if s["learner_matches"])
+    batch["stats"] = {
+        "env_steps": sum(s["env_steps"] for s in stats),
+        "learner_matches": matches,
+        "learner_win_rate": wins / matches if matches else float("nan"),
+        "learner_round_score": _nanmean([s["learner_round_score"] for s in stats]),
+        "opponent_round_score": _nanmean([s["opponent_round_score"] for s in stats]),
+    }
+    return batch
+
+
+def _nanmean(xs: list[float]) -> float:
+    xs = [x for x in xs if not math.isnan(x)]
+    return float(np.mean(xs)) if xs else float("nan")

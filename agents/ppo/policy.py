@@ -1,32 +1,21 @@
-"""The PPO policy: network, checkpoint files, and :class:`PPOAgent` for tournaments.
+"""The PPO networks and :class:`PPOAgent`, the trained policy as a tournament agent.
 
-The network sees the observation vector of :mod:`mt_env.observation` (plus the
-planning features of :mod:`agents.features` when the checkpoint was trained
-with them) and returns masked action logits and a state value. Illegal actions
-get the dtype's minimum logit, so they are never sampled and carry no gradient.
+The policy network sees the policy input of :mod:`agents.ppo.features` (the observation
+vector of :mod:`mt_env.observation`, plus derived features when the checkpoint was trained
+with them) and returns masked action logits and a state value. Illegal actions get the
+dtype's minimum logit, so they are never sampled and carry no gradient; the PPO loss and
+behaviour cloning only look at the legal actions' logits (:func:`legal_index`,
+:func:`legal_log_probs`).
 
-Checkpoint file (``torch.save`` of a dict, written atomically — temp file in the
-same folder, fsync, ``os.replace``):
-
-| key | what |
-|---|---|
-| ``format``, ``format_version`` | ``"mt_env-ppo"``, :data:`CHECKPOINT_VERSION` |
-| ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect |
-| ``rules`` | the :class:`~mt_env.config.RulesConfig` as a dict |
-| ``train_config`` | the full trainer configuration |
-| ``model`` | network weights; ``hidden_sizes`` its shape |
-| ``optimizer``, ``global_step``, ``iteration``, ``rng``, ``pool``… | trainer state for ``--resume`` (absent from policy-only exports) |
-
-Loading checks every layout key against the rules configuration it is used with
-and raises :class:`CheckpointError` naming the mismatch; a truncated or corrupt
-file raises it too.
+With ``critic = "privileged"`` the trainer's values come from a separate
+:class:`PrivilegedCritic` that also sees :func:`privileged_features` (the hidden tiles);
+agents never load it. Checkpoint files are :mod:`agents.ppo.checkpoint`'s.
 """
 
 from __future__ import annotations
 
-import io
+import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -34,26 +23,18 @@ import torch
 from torch import nn
 
 from agents.base import Agent
-from agents.features import (
-    FEATURE_SETS,
+from agents.ppo.checkpoint import CheckpointError, load_checkpoint
+from agents.ppo.features import (
     GLOBAL_COLS,
     PAIR_COLS,
     TILE_COLS,
     TRAIN_COLS,
     PairLayout,
-    feature_size,
+    layout,
     make_featurizer,
     pair_layout,
 )
 from mt_env.config import RulesConfig
-from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder
-
-CHECKPOINT_FORMAT = "mt_env-ppo"
-CHECKPOINT_VERSION = 1
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be used: corrupt, truncated, or built for another layout/rules."""
 
 
 def _layer(inp: int, out: int, std: float) -> nn.Linear:
@@ -81,7 +62,7 @@ class PolicyNet(nn.Module):
     """MLP trunk with a value head and a policy head over every action.
 
     Without ``pairs`` the policy head is one linear layer over all actions. With a
-    :class:`~agents.features.PairLayout` (feature set ``"pairs"``) each play
+    :class:`~agents.ppo.features.PairLayout` (feature set ``"pairs"``) each play
     ``(tile, train)`` is scored by one small MLP **shared by every pair**, from that
     tile's, that train's and that pair's features plus the trunk's state embedding;
     draw and pass come from a linear layer on the trunk. Sharing weights across tiles
@@ -153,11 +134,10 @@ def privileged_features(state, seat: int) -> np.ndarray:
     """What ``seat`` cannot see, for the **training-only** critic (asymmetric actor-critic,
     as in PerfectDou): each other seat's hand in seat order from ``seat``'s left, then the
     boneyard, each a 0/1 vector over tile ids. The policy never reads it."""
-    hands, n, t = state.hands, state.num_seats, state._ts.num_tiles
-    held = 0
-    for h in hands:
-        held |= h
-    masks = [hands[(seat + k) % n] for k in range(1, n)] + [state._unplayed & ~held]
+    n, tiles = state.num_seats, state.tiles
+    t = tiles.num_tiles
+    masks = [state.hand_mask((seat + k) % n) for k in range(1, n)]
+    masks.append(tiles.mask_of(state.boneyard_ids))
     raw = b"".join(m.to_bytes((t + 7) // 8, "little") for m in masks)
     bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
     return bits.reshape(n, -1)[:, :t].reshape(-1).astype(np.float32)
@@ -193,85 +173,9 @@ def make_policy(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...
     return PolicyNet(lay["input_size"], lay["num_actions"], tuple(hidden_sizes), pairs)
 
 
-def layout(config: RulesConfig, features: str) -> dict:
-    """The input/output layout a network for ``config`` and ``features`` has."""
-    if features not in FEATURE_SETS:
-        raise ValueError(f"features={features!r}: expected one of {FEATURE_SETS}")
-    enc = ObservationEncoder(config)
-    return {
-        "observation_version": OBSERVATION_VERSION,
-        "obs_size": enc.size,
-        "num_actions": enc.num_actions,
-        "features": features,
-        "input_size": enc.size + feature_size(config, features),
-    }
-
-
-def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
-    """Write ``payload`` to ``path`` atomically: a crash leaves the old file or the new one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    buf = io.BytesIO()
-    torch.save(payload, buf)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) -> dict:
-    """Read and check a checkpoint. With ``config``, its rules must match exactly."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path}: no such file")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many kinds for truncated/corrupt archives
-        raise CheckpointError(
-            f"checkpoint {path} is corrupt or truncated ({type(err).__name__}: {err}); "
-            f"expected a file written by train.py"
-        ) from None
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"checkpoint {path} is not an mt_env PPO checkpoint")
-    if data.get("format_version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"checkpoint {path} has format version {data.get('format_version')}; "
-            f"this code reads version {CHECKPOINT_VERSION}"
-        )
-    if data.get("observation_version") != OBSERVATION_VERSION:
-        raise CheckpointError(
-            f"checkpoint {path} was trained on observation layout version "
-            f"{data.get('observation_version')}; this code builds version {OBSERVATION_VERSION}"
-        )
-    if config is not None:
-        trained = RulesConfig.from_dict(data["rules"])
-        if trained != config:
-            diff = {
-                k: (v, getattr(config, k))
-                for k, v in trained.to_dict().items()
-                if getattr(config, k) != v
-            }
-            raise CheckpointError(
-                f"checkpoint {path} was trained for other rules: "
-                + ", ".join(f"{k}={a!r} (asked for {b!r})" for k, (a, b) in diff.items())
-            )
-        expected = layout(config, data.get("features", "none"))
-        for key in ("obs_size", "num_actions"):
-            if data.get(key) != expected[key]:
-                raise CheckpointError(
-                    f"checkpoint {path}: {key}={data.get(key)} but these rules need {expected[key]}"
-                )
-    return data
-
-
 def build_policy(data: dict) -> PolicyNet:
-    """The network stored in a checkpoint dict (from :func:`load_checkpoint`)."""
+    """The network stored in a checkpoint dict (from
+    :func:`agents.ppo.checkpoint.load_checkpoint`), in eval mode."""
     config = RulesConfig.from_dict(data["rules"])
     net = make_policy(config, data["features"], tuple(data["hidden_sizes"]))
     try:
@@ -280,6 +184,24 @@ def build_policy(data: dict) -> PolicyNet:
         raise CheckpointError(f"checkpoint weights do not fit the network: {err}") from None
     net.eval()
     return net
+
+
+def legal_index(masks: torch.Tensor, actions: torch.Tensor):
+    """Per row of a ``(B, A)`` bool mask: the legal action ids padded to the widest row
+    ``(B, K)``, which of those are real ``(B, K)``, and the position of ``actions`` among them."""
+    counts = masks.sum(1)
+    width = int(counts.max())
+    order = torch.argsort(masks.to(torch.int8), dim=1, descending=True, stable=True)
+    legal = order[:, :width]
+    valid = torch.arange(width)[None, :] < counts[:, None]
+    pos = (legal == actions[:, None]).logical_and(valid).float().argmax(1)
+    return legal, valid, pos
+
+
+def legal_log_probs(logits: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over each row's legal actions ``(B, K)`` (from :func:`legal_index`);
+    padding columns get -inf."""
+    return torch.log_softmax(logits.gather(1, legal).masked_fill(~valid, -math.inf), -1)
 
 
 class PPOAgent(Agent):
@@ -328,10 +250,18 @@ class PPOAgent(Agent):
         self._gen = torch.Generator().manual_seed(seed if seed is not None else 0)
 
     @torch.no_grad()
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> torch.Tensor:
+        """The policy's masked logits ``(B, A)`` for a batch of observations and masks."""
         x = torch.as_tensor(self._featurize(np.asarray(observations, dtype=np.float32)))
         mask = torch.as_tensor(np.asarray(action_masks, dtype=bool))
-        logits, _ = self.net(x, mask)
+        return self.net(x, mask)[0]
+
+    def probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The policy's action probabilities ``(B, A)`` (0 on illegal actions)."""
+        return torch.softmax(self.logits(observations, action_masks), -1).numpy()
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        logits = self.logits(observations, action_masks)
         if self.deterministic:
             return logits.argmax(-1).numpy()
         probs = torch.softmax(logits, -1)

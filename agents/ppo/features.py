@@ -1,4 +1,4 @@
-"""Features the PPO policy may add to its observation, derived from the observation alone.
+"""The policy's input: the observation plus features derived from it alone, and its layout.
 
 Planning which chain of one's hand to keep for one's own train is the heart of
 the game, and an MLP finds longest paths in a tile graph slowly. These features
@@ -11,7 +11,7 @@ search the ``longest-train`` baseline uses), cached per (hand, open end).
 |---|---|
 | ``"none"`` | the observation |
 | ``"planning"`` | the observation, then ``on_chain`` (T): hand tiles on the longest chain from the own train's open end; ``chain_length`` (1) / hand_size; ``chain_pips`` (1) / 100; ``matches`` (n+1): hand tiles joining each train's open end / hand_size |
-| ``"pairs"`` | the observation, then the per-tile, per-train, per-(tile, train) and global blocks below, read by the policy's pair head (:class:`agents.ppo.PolicyNet`) |
+| ``"pairs"`` | the observation, then the per-tile, per-train, per-(tile, train) and global blocks below, read by the policy's pair head (:class:`agents.ppo.policy.PolicyNet`) |
 
 ``"pairs"`` blocks (T tiles, n+1 relative trains, N+1 pips):
 
@@ -24,6 +24,9 @@ search the ``longest-train`` baseline uses), cached per (hand, open end).
 
 "Unseen" tiles are in no hand of the observer and not on the table: the other
 seats' hands and the boneyard together.
+
+:func:`layout` is the input/output layout of a policy for a rules configuration and a
+feature set: what a checkpoint records and is checked against when loaded.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import numpy as np
 
 from agents.chains import ChainPlanner
 from mt_env.config import RulesConfig
-from mt_env.observation import ObservationEncoder
+from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder
 from mt_env.tiles import tile_set
 
 FEATURE_SETS = ("none", "planning", "pairs")
@@ -70,6 +73,21 @@ def feature_size(config: RulesConfig, features: str) -> int:
     if features == "pairs":
         return t * TILE_COLS + n1 * TRAIN_COLS + t * n1 * PAIR_COLS + GLOBAL_COLS
     raise ValueError(f"features={features!r}: expected one of {FEATURE_SETS}")
+
+
+def layout(config: RulesConfig, features: str) -> dict:
+    """The input/output layout of a policy for ``config`` and ``features``: the observation
+    layout version and size, the number of actions, and the policy input's width."""
+    if features not in FEATURE_SETS:
+        raise ValueError(f"features={features!r}: expected one of {FEATURE_SETS}")
+    enc = ObservationEncoder(config)
+    return {
+        "observation_version": OBSERVATION_VERSION,
+        "obs_size": enc.size,
+        "num_actions": enc.num_actions,
+        "features": features,
+        "input_size": enc.size + feature_size(config, features),
+    }
 
 
 class Featurizer:

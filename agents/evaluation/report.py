@@ -1,0 +1,54 @@
+"""The trainer's evaluations: a checkpoint against scripted baselines, as a row or a table.
+
+:func:`evaluate` is the periodic evaluation (which keeps ``best.pt``) and :func:`evaluation_table`
+the table a training run ends with (``evaluation.md``). Both are duplicate tournaments
+(:func:`agents.evaluation.tournament.run_tournament`): the checkpoint in one seat, the
+opponent in every other, every deal replayed under every rotation of the seats.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from agents import CHECKPOINT_PREFIX
+from agents.evaluation.tournament import run_tournament
+from mt_env.config import RulesConfig
+
+
+def evaluate(
+    checkpoint: str | os.PathLike, rules: RulesConfig, opponent: str, games: int, seed: int
+) -> dict:
+    """The checkpoint in one seat, ``opponent`` in every other seat: duplicate deals, rotated
+    seats. Returns the checkpoint's result row (``win_rate``, ``win_lo``, ``win_hi``,
+    ``round_score``…, ``place``…; see :func:`agents.evaluation.tournament.summarize`)."""
+    spec = f"{CHECKPOINT_PREFIX}{checkpoint}"
+    lineup = [spec] + [opponent] * (rules.num_seats - 1)
+    result = run_tournament(lineup, rules, games=games, seed=seed, workers=None, progress=False)
+    return result.agent_row(spec)
+
+
+def evaluation_table(
+    checkpoint: str | os.PathLike,
+    rules: RulesConfig,
+    opponents: Sequence[str],
+    games: int,
+    seed: int,
+) -> str:
+    """A markdown table of :func:`evaluate` against each opponent, with its caption."""
+    n = rules.num_seats
+    lines = [
+        f"Evaluation of {checkpoint} ({games} games each, {n} seats: the policy in one "
+        f"seat, the opponent in the other {n - 1}; fair share {1.0 / n:.0%})",
+        "",
+        "| opponent | win rate [95% CI] | mean round score [95% CI] | mean place [95% CI] |",
+        "|---|---|---|---|",
+    ]
+    for opponent in opponents:
+        s = evaluate(checkpoint, rules, opponent, games, seed)
+        lines.append(
+            f"| {opponent} | {s['win_rate']:.1%} [{s['win_lo']:.1%}, {s['win_hi']:.1%}] | "
+            f"{s['round_score']:.1f} [{s['round_score_lo']:.1f}, {s['round_score_hi']:.1f}] | "
+            f"{s['place']:.2f} [{s['place_lo']:.2f}, {s['place_hi']:.2f}] |"
+        )
+    return "\n".join(lines)

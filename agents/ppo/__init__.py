@@ -1,0 +1,75 @@
+"""The learning code: everything that imports torch, in the order the layers build on each other.
+
+| module | what |
+|---|---|
+| :mod:`agents.ppo.features` | the policy input: observation + derived features, and its :func:`layout` |
+| :mod:`agents.ppo.checkpoint` | checkpoint files, both directions: save/load, layout checks, trainer state, policy exports |
+| :mod:`agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`) and :class:`PPOAgent` |
+| :mod:`agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
+| :mod:`agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
+
+The trainer (``train.py``) puts them together; ``make_agent("ckpt:PATH", config)`` loads a
+checkpoint as a :class:`PPOAgent`.
+"""
+
+from agents.ppo.checkpoint import (
+    CHECKPOINT_FORMAT,
+    CHECKPOINT_VERSION,
+    CheckpointError,
+    TrainerState,
+    load_checkpoint,
+    policy_export,
+    resumable_config,
+    resume,
+    save_checkpoint,
+    trainer_checkpoint,
+)
+from agents.ppo.features import FEATURE_SETS, Featurizer, layout, make_featurizer, pair_layout
+from agents.ppo.policy import (
+    PolicyNet,
+    PPOAgent,
+    PrivilegedCritic,
+    build_policy,
+    make_critic,
+    make_policy,
+    privileged_features,
+    privileged_size,
+)
+from agents.ppo.rollout import (
+    Collector,
+    CollectorProcess,
+    Collectors,
+    RolloutSpec,
+    parse_opponent_mix,
+)
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
+    "FEATURE_SETS",
+    "CheckpointError",
+    "Collector",
+    "CollectorProcess",
+    "Collectors",
+    "Featurizer",
+    "PPOAgent",
+    "PolicyNet",
+    "PrivilegedCritic",
+    "RolloutSpec",
+    "TrainerState",
+    "build_policy",
+    "layout",
+    "load_checkpoint",
+    "make_critic",
+    "make_featurizer",
+    "make_policy",
+    "pair_layout",
+    "parse_opponent_mix",
+    "policy_export",
+    "privileged_features",
+    "privileged_size",
+    "resumable_config",
+    "resume",
+    "save_checkpoint",
+    "trainer_checkpoint",
+]

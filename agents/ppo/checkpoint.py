@@ -1,0 +1,214 @@
+"""Checkpoint files, both directions: what the trainer writes, what agents and ``--resume`` read.
+
+A checkpoint is a ``torch.save`` of a dict, written atomically (temp file in the same
+folder, fsync, ``os.replace``: a crash leaves the old file or the new one):
+
+| key | what |
+|---|---|
+| ``format``, ``format_version`` | ``"mt_env-ppo"``, :data:`CHECKPOINT_VERSION` |
+| ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`agents.ppo.features.layout`) |
+| ``rules`` | the :class:`~mt_env.config.RulesConfig` as a dict |
+| ``train_config`` | the full trainer configuration |
+| ``model`` | policy weights; ``hidden_sizes`` its shape |
+| ``global_step``, ``iteration``, ``env_steps`` | how far training got |
+| ``critic``, ``optimizer``, ``best_eval``, ``pool``, ``pretrained``, ``torch_rng`` | trainer state for ``--resume`` (absent from policy-only exports) |
+
+The trainer writes ``checkpoint.pt`` (:func:`trainer_checkpoint`, everything) and the
+policy-only exports ``best.pt`` / ``final.pt`` (:func:`policy_export`). :func:`load_checkpoint`
+checks every layout key against the rules configuration it is used with and raises
+:class:`CheckpointError` naming the mismatch; a truncated or corrupt file raises it too.
+:func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer.
+The network itself is built from a loaded dict by :func:`agents.ppo.policy.build_policy`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from agents.ppo.features import layout
+from mt_env.config import RulesConfig
+from mt_env.observation import OBSERVATION_VERSION
+
+CHECKPOINT_FORMAT = "mt_env-ppo"
+CHECKPOINT_VERSION = 1
+POLICY_KEYS = (
+    "format", "format_version", "observation_version", "obs_size", "num_actions",
+    "features", "hidden_sizes", "rules", "train_config", "model", "global_step",
+    "iteration", "env_steps",
+)
+"""The keys of a policy-only export: what an agent needs, no trainer state."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: corrupt, truncated, or built for another layout/rules."""
+
+
+# ------------------------------------------------------------------------------ files
+def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
+    """Write ``payload`` to ``path`` atomically: a crash leaves the old file or the new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buf.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) -> dict:
+    """Read and check a checkpoint. With ``config``, its rules and layout must match exactly."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path}: no such file")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many kinds for truncated/corrupt archives
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or truncated ({type(err).__name__}: {err}); "
+            f"expected a file written by train.py"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"checkpoint {path} is not an mt_env PPO checkpoint")
+    if data.get("format_version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has format version {data.get('format_version')}; "
+            f"this code reads version {CHECKPOINT_VERSION}"
+        )
+    if data.get("observation_version") != OBSERVATION_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} was trained on observation layout version "
+            f"{data.get('observation_version')}; this code builds version {OBSERVATION_VERSION}"
+        )
+    if config is not None:
+        check_layout(data, config, path)
+    return data
+
+
+def check_layout(data: dict, config: RulesConfig, where: str | os.PathLike) -> None:
+    """CheckpointError unless the checkpoint dict ``data`` was trained for ``config``'s
+    rules and has the layout they need; the message names each mismatch."""
+    trained = RulesConfig.from_dict(data["rules"])
+    if trained != config:
+        diff = {
+            k: (v, getattr(config, k)) for k, v in trained.to_dict().items() if getattr(config, k) != v
+        }
+        raise CheckpointError(
+            f"checkpoint {where} was trained for other rules: "
+            + ", ".join(f"{k}={a!r} (asked for {b!r})" for k, (a, b) in diff.items())
+        )
+    expected = layout(config, data.get("features", "none"))
+    for key in ("obs_size", "num_actions"):
+        if data.get(key) != expected[key]:
+            raise CheckpointError(
+                f"checkpoint {where}: {key}={data.get(key)} but these rules need {expected[key]}"
+            )
+
+
+# ------------------------------------------------------------------------------ the trainer's side
+@dataclass
+class TrainerState:
+    """The trainer's counters and opponent pool: what ``--resume`` restores besides weights."""
+
+    global_step: int = 0
+    """learner decisions trained on"""
+    iteration: int = 0
+    """PPO updates done"""
+    env_steps: int = 0
+    """moves of every seat played (learner, opponents, forced moves, demonstrations)"""
+    best_eval: float = float("-inf")
+    """best periodic evaluation win rate so far (best.pt holds that policy)"""
+    pool: list[dict] = field(default_factory=list)
+    """opponent-pool snapshots (policy state dicts), oldest first"""
+    pretrained: bool = False
+    """behaviour cloning is done (a resumed run does not clone again)"""
+
+
+def trainer_checkpoint(
+    train_config: dict,
+    rules: RulesConfig,
+    policy: torch.nn.Module,
+    critic: torch.nn.Module | None,
+    optimizer: torch.optim.Optimizer,
+    state: TrainerState,
+) -> dict:
+    """Everything ``--resume`` needs: the policy, its layout and rules, the privileged
+    critic (or None), the optimizer, the counters and pool, and torch's RNG state."""
+    features = train_config["features"]
+    lay = layout(rules, features)
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": CHECKPOINT_VERSION,
+        **{k: lay[k] for k in ("observation_version", "obs_size", "num_actions", "features")},
+        "hidden_sizes": list(train_config["hidden_sizes"]),
+        "rules": rules.to_dict(),
+        "train_config": train_config,
+        "model": policy.state_dict(),
+        "critic": critic.state_dict() if critic is not None else None,
+        "optimizer": optimizer.state_dict(),
+        "global_step": state.global_step,
+        "iteration": state.iteration,
+        "env_steps": state.env_steps,
+        "best_eval": state.best_eval,
+        "pool": state.pool,
+        "pretrained": state.pretrained,
+        "torch_rng": torch.get_rng_state(),
+    }
+
+
+def policy_export(payload: dict) -> dict:
+    """A checkpoint holding what an agent needs (weights, layout, rules, config), no trainer state."""
+    return {k: payload[k] for k in POLICY_KEYS}
+
+
+def resumable_config(path: str | os.PathLike) -> dict:
+    """The trainer configuration of a checkpoint that ``--resume`` can continue."""
+    data = load_checkpoint(path)
+    if "optimizer" not in data:
+        raise CheckpointError(f"{path} is a policy-only export: it cannot be resumed")
+    return data["train_config"]
+
+
+def resume(
+    path: str | os.PathLike,
+    rules: RulesConfig,
+    policy: torch.nn.Module,
+    critic: torch.nn.Module | None,
+    optimizer: torch.optim.Optimizer,
+) -> TrainerState:
+    """Load a trainer checkpoint's weights into ``policy``, ``critic`` and ``optimizer``,
+    restore torch's RNG, and return its counters and pool. The checkpoint must have been
+    trained with the same kind of critic (``critic`` None = the policy's own value head)."""
+    data = load_checkpoint(path, rules)
+    policy.load_state_dict(data["model"])
+    if (data.get("critic") is None) != (critic is None):
+        trained_with = "observation" if data.get("critic") is None else "privileged"
+        asked = "observation" if critic is None else "privileged"
+        raise CheckpointError(
+            f"checkpoint {path} was trained with critic={trained_with!r}, not "
+            f"{asked!r}: resume it with --critic {trained_with}"
+        )
+    if critic is not None:
+        critic.load_state_dict(data["critic"])
+    optimizer.load_state_dict(data["optimizer"])
+    torch.set_rng_state(data["torch_rng"])
+    return TrainerState(
+        global_step=data["global_step"],
+        iteration=data["iteration"],
+        env_steps=data["env_steps"],
+        best_eval=data["best_eval"],
+        pool=list(data["pool"]),
+        pretrained=data.get("pretrained", False),
+    )
