@@ -45,6 +45,19 @@ DOUBLES_ORDERS = ("oldest", "newest")
 ENGINE_SOURCES = ("hand", "aside")
 SCORINGS = ("penalty", "positive")
 
+# Every alternative to a default rule, as RulesConfig overrides (docs/rules.md has the
+# table): the variant ids, plus R22's switch, which has no id of its own.
+VARIANTS: dict[str, dict[str, object]] = {
+    "V-first-turn-single": {"first_turn": "single"},
+    "V-first-turn-draw": {"first_turn": "draw"},
+    "V-follow-up-on-double": {"follow_up_on_double": True},
+    "V-doubles-reverse": {"doubles_order": "newest"},
+    "no-dead-doubles": {"dead_doubles": False},
+    "V-blank-zero": {"double_blank_value": 0},
+    "V-engine-aside": {"engine_source": "aside"},
+    "V-positive-score": {"scoring": "positive"},
+}
+
 
 def _r3_row(num_seats: int) -> tuple[int, int]:
     for lo, hi, max_pip, hand in _R3_TABLE:

@@ -15,20 +15,11 @@ from agents import AGENTS, Agent, make_agent
 from agents.chains import ChainPlanner
 from agents.search import SearchAgent
 from mt_env import Match, RulesConfig
+from mt_env.config import VARIANTS as CONFIG_VARIANTS
 from mt_env.observation import ObservationEncoder
 from mt_env.tiles import tile_set
 
-VARIANTS = [
-    {},
-    {"first_turn": "single"},
-    {"first_turn": "draw"},
-    {"follow_up_on_double": True},
-    {"doubles_order": "newest"},
-    {"dead_doubles": False},
-    {"double_blank_value": 0},
-    {"engine_source": "aside"},
-    {"scoring": "positive"},
-]
+VARIANTS = [{}, *CONFIG_VARIANTS.values()]  # the default rules, then every alternative
 
 
 def cheap_search(config: RulesConfig, seed: int) -> SearchAgent:

@@ -4,10 +4,13 @@ num_rounds / first_engine (R5) and from_dict."""
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 
 from mt_env import RulesConfig
+from mt_env.config import VARIANTS
 from mt_env.tiles import SET_SIZES, tile_set
 
 # R3's table, written out from RULES.md: players -> (set, tiles each)
@@ -287,3 +290,17 @@ def test_config_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.num_seats = 5  # type: ignore[misc]
     assert cfg.replace(num_seats=5).max_pip == 12 and cfg.num_seats == 4
+
+
+def test_the_variants_table_names_every_variant_of_the_rulebook():
+    """mt_env.config.VARIANTS holds every V- id of docs/rules.md that an option selects
+    (V-deal is R3's automatic fallback, not an option); each override changes exactly the
+    option it names away from its default."""
+    rulebook = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text()
+    ids = set(re.findall(r"\bV-[a-z0-9-]+\b", rulebook)) - {"V-deal"}
+    assert ids == {k for k in VARIANTS if k.startswith("V-")}
+    default = RulesConfig(num_seats=4)
+    for overrides in VARIANTS.values():
+        config = RulesConfig(num_seats=4, **overrides)
+        changed = {f for f in overrides if getattr(config, f) != getattr(default, f)}
+        assert changed == set(overrides)

@@ -26,21 +26,12 @@ from mt_env import (
     determinize,
     random_deal,
 )
+from mt_env.config import VARIANTS as CONFIG_VARIANTS
 from mt_env.observation import ObservationEncoder
 from mt_env.rules import HIDDEN_DRAW
 from mt_env.tiles import tile_set
 
-VARIANTS = [
-    {},
-    {"first_turn": "single"},
-    {"first_turn": "draw"},
-    {"follow_up_on_double": True},
-    {"doubles_order": "newest"},
-    {"dead_doubles": False},
-    {"double_blank_value": 0},
-    {"engine_source": "aside"},
-    {"scoring": "positive"},
-]
+VARIANTS = [{}, *CONFIG_VARIANTS.values()]  # the default rules, then every alternative
 MAX_MOVES = 5_000  # every loop below is bounded: a round of 14 seats ends well before
 
 

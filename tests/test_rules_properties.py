@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mt_env import IllegalMoveError, Match, RoundState, RulesConfig, random_deal
+from mt_env.config import VARIANTS as CONFIG_VARIANTS
 from mt_env.tiles import SET_SIZES, tile_set
 
 PLAY, DRAW, PASS = "play", "draw", "pass"
@@ -340,16 +341,7 @@ def test_random_rounds_every_set(max_pip):
         play_round(random_config(rng, n, max_pip), rng)
 
 
-VARIANTS = [
-    dict(first_turn="single"),
-    dict(first_turn="draw"),
-    dict(follow_up_on_double=True),
-    dict(doubles_order="newest"),
-    dict(dead_doubles=False),
-    dict(double_blank_value=0),
-    dict(engine_source="aside"),
-    dict(scoring="positive"),
-]
+VARIANTS = list(CONFIG_VARIANTS.values())  # every alternative rule (mt_env.config)
 
 
 @pytest.mark.parametrize(

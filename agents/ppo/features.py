@@ -37,6 +37,7 @@ import numpy as np
 
 from agents.chains import ChainPlanner
 from mt_env.config import RulesConfig
+from mt_env.actions import MoveCodec
 from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder
 from mt_env.tiles import tile_set
 
@@ -46,7 +47,9 @@ TILE_COLS, TRAIN_COLS, PAIR_COLS, GLOBAL_COLS = 6, 8, 3, 8
 
 @dataclass(frozen=True)
 class PairLayout:
-    """Where the ``"pairs"`` blocks sit in a policy input vector."""
+    """Where the ``"pairs"`` blocks sit in a policy input vector. The pair block is in
+    action order; ``tile_of``/``train_of`` map a play action to its tile and relative
+    train (:class:`mt_env.actions.MoveCodec`'s tables: the formula has one home)."""
 
     num_tiles: int
     num_trains: int
@@ -54,6 +57,8 @@ class PairLayout:
     train: slice
     pair: slice
     glob: slice
+    tile_of: tuple[int, ...]
+    train_of: tuple[int, ...]
 
 
 def pair_layout(config: RulesConfig) -> PairLayout:
@@ -61,7 +66,9 @@ def pair_layout(config: RulesConfig) -> PairLayout:
     start = ObservationEncoder(config).size
     sizes = [t * TILE_COLS, n1 * TRAIN_COLS, t * n1 * PAIR_COLS, GLOBAL_COLS]
     edges = np.cumsum([start, *sizes]).tolist()
-    return PairLayout(t, n1, *(slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)))
+    blocks = (slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True))
+    codec = MoveCodec(config.num_seats, config.max_pip)
+    return PairLayout(t, n1, *blocks, tile_of=codec.tile_of, train_of=codec.train_of)
 
 
 def feature_size(config: RulesConfig, features: str) -> int:

@@ -86,6 +86,9 @@ class PolicyNet(nn.Module):
             self.actor = _layer(width, num_actions, 0.01)
             return
         self.num_plays = pairs.num_tiles * pairs.num_trains
+        # play action -> tile, relative train (not saved: they follow from the rules)
+        self.register_buffer("tile_of", torch.tensor(pairs.tile_of), persistent=False)
+        self.register_buffer("train_of", torch.tensor(pairs.train_of), persistent=False)
         self.actor = _layer(width, num_actions - self.num_plays, 0.01)  # draw, pass
         self.tile_in = _layer(TILE_COLS, pair_hidden, 2**0.5)
         self.train_in = _layer(TRAIN_COLS, pair_hidden, 2**0.5)
@@ -105,10 +108,9 @@ class PolicyNet(nn.Module):
             b, t, n1 = x.shape[0], p.num_tiles, p.num_trains
             h = self.trunk(self.trunk_input(x))
             bi, ai = mask[:, : self.num_plays].nonzero(as_tuple=True)
-            ti = torch.div(ai, n1, rounding_mode="floor")
             z = (
-                self.tile_in(x[:, p.tile].view(b, t, TILE_COLS)[bi, ti])
-                + self.train_in(x[:, p.train].view(b, n1, TRAIN_COLS)[bi, ai - ti * n1])
+                self.tile_in(x[:, p.tile].view(b, t, TILE_COLS)[bi, self.tile_of[ai]])
+                + self.train_in(x[:, p.train].view(b, n1, TRAIN_COLS)[bi, self.train_of[ai]])
                 + self.pair_in(x[:, p.pair].view(b, t * n1, PAIR_COLS)[bi, ai])
                 + (self.glob_in(x[:, p.glob]) + self.state_in(h))[bi]
             )
