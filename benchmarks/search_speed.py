@@ -105,8 +105,11 @@ def main() -> None:
     for k in arms:
         print(f"median {k:8s} {med[k]:.0f} decisions/s, {meds[k]:.1f} searches/s")
     if args.against:
-        print(f"ratio this/against: decisions/s {med['this'] / med['against']:.3f}, "
-              f"searches/s {meds['this'] / meds['against']:.3f}")
+        ratios = [a["decisions_per_s"] / b["decisions_per_s"]
+                  for a, b in zip(runs["this"], runs["against"], strict=True)]
+        print(f"ratio of the medians this/against: {med['this'] / med['against']:.3f}; "
+              f"per-run ratios {', '.join(f'{r:.3f}' for r in ratios)}, "
+              f"median {statistics.median(ratios):.3f}")
         same = runs["this"][0]["actions"] == runs["against"][0]["actions"]
         print(f"same actions in both arms: {same} ({len(runs['this'][0]['actions'])} decisions)")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from .actions import MoveCodec
+from .actions import MoveCodec, move_codec
 from .config import RulesConfig
 from .match import Match, RoundResult, places, score_round
 from .rewards import REWARD_MODES, match_rewards, round_rewards
@@ -53,6 +53,7 @@ __all__ = [
     "Match",
     "MexicanTrainGymEnv",
     "MoveCodec",
+    "move_codec",
     "ObservationEncoder",
     "PublicPosition",
     "RoundResult",

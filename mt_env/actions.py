@@ -21,6 +21,8 @@ the tables ``move_of[tile][train]``, ``tile_of[move]`` and ``train_of[move]``.
 
 from __future__ import annotations
 
+from functools import cache
+
 from .tiles import format_tile, tile_set
 
 
@@ -99,3 +101,10 @@ class MoveCodec:
         tile, train = self.split(move)
         where = "Mexican" if train == self.num_seats else f"seat {train}"
         return f"play {format_tile(self.tiles.tiles[tile])} on {where}"
+
+
+@cache
+def move_codec(num_seats: int, max_pip: int) -> MoveCodec:
+    """The shared codec of ``num_seats`` seats and a double-``max_pip`` set (its tables are
+    built once; a codec is immutable in use)."""
+    return MoveCodec(num_seats, max_pip)

@@ -136,7 +136,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import MoveCodec
+from .actions import move_codec
 from .config import RulesConfig
 from .match import Match, RoundResult
 from .observation import ObservationEncoder
@@ -232,7 +232,7 @@ class raw_env(AECEnv, EzPickle):
         self.config = make_config(config, **rules_options)
         n = self.config.num_seats
         self.encoder = ObservationEncoder(self.config)
-        self.codec = MoveCodec(n, self.config.max_pip)
+        self.codec = move_codec(n, self.config.max_pip)
         self.match: Match | None = None
 
         self.possible_agents = [f"player_{k}" for k in range(n)]

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .actions import MoveCodec
+from .actions import move_codec
 from .config import RulesConfig
 from .match import Match
 from .rules import HIDDEN_DRAW, PublicPosition, RoundState
@@ -102,7 +102,7 @@ class ObservationEncoder:
         # per observer: relative train -> absolute train, and back
         self._rel = [[(seat + r) % n for r in range(n)] + [n] for seat in range(n)]
         self._to_rel = [[(tr - seat) % n for tr in range(n)] + [n] for seat in range(n)]
-        codec = MoveCodec(n, config.max_pip)
+        codec = move_codec(n, config.max_pip)
         self.codec = codec
         self.tiles = tile_set(config.max_pip)
         self._move_to_action = [

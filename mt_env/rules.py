@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from .actions import MoveCodec
+from .actions import move_codec
 from .config import RulesConfig
 from .tiles import TileSet, format_tile, tile_set
 
@@ -176,6 +176,15 @@ def deal_from_order(
 
 
 @cache
+def _pip_values(max_pip: int, double_blank_value: int) -> tuple[int, ...]:
+    """R26: each tile's value in a hand, the double-blank at 50 or 0 (V-blank-zero)."""
+    ts = tile_set(max_pip)
+    value = list(ts.pips)
+    value[ts.double_of[0]] = double_blank_value
+    return tuple(value)
+
+
+@cache
 def _playable_trains(n: int, seat: int, marked: int) -> tuple[int, ...]:
     """R9: ``seat``'s own train, the Mexican train (``n``) and every other seat's marked
     train (``marked``: bitset over seats). Cached: the same few answers recur."""
@@ -251,7 +260,7 @@ class RoundState:
         ts = tile_set(config.max_pip)
         n = config.num_seats
         self.config = config
-        self.codec = MoveCodec(n, config.max_pip)
+        self.codec = move_codec(n, config.max_pip)
         self._ts = ts
         self._n = n
         self._draw = self.codec.draw
@@ -261,9 +270,7 @@ class RoundState:
         self._oldest_first = config.doubles_order == "oldest"
         self._dead_rule = config.dead_doubles
         self._follow_on_double = config.follow_up_on_double
-        value = list(ts.pips)
-        value[ts.double_of[0]] = config.double_blank_value  # R26 / V-blank-zero
-        self._value = tuple(value)
+        self._value = _pip_values(config.max_pip, config.double_blank_value)
 
     @staticmethod
     def _validate(deal: Deal, ts, n: int) -> tuple[list[list[int]], list[int]]:

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.chains import ChainPlanner
+from mt_env.actions import move_codec
 from mt_env.config import RulesConfig
-from mt_env.actions import MoveCodec
 from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder
 from mt_env.tiles import tile_set
 
@@ -67,7 +67,7 @@ def pair_layout(config: RulesConfig) -> PairLayout:
     sizes = [t * TILE_COLS, n1 * TRAIN_COLS, t * n1 * PAIR_COLS, GLOBAL_COLS]
     edges = np.cumsum([start, *sizes]).tolist()
     blocks = (slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True))
-    codec = MoveCodec(config.num_seats, config.max_pip)
+    codec = move_codec(config.num_seats, config.max_pip)
     return PairLayout(t, n1, *blocks, tile_of=codec.tile_of, train_of=codec.train_of)
 
 
