@@ -37,11 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import tyro
-from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
-
-from agents.evaluation.report import evaluate, evaluation_table
-from agents.ppo.checkpoint import (
+from mt_env.agents.evaluation.report import evaluate, evaluation_table
+from mt_env.agents.ppo.checkpoint import (
     TrainerState,
     policy_export,
     resumable_config,
@@ -49,10 +46,13 @@ from agents.ppo.checkpoint import (
     save_checkpoint,
     trainer_checkpoint,
 )
-from agents.ppo.cloning import behaviour_clone, demonstrations
-from agents.ppo.features import layout
-from agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
-from agents.ppo.rollout import Collectors, RolloutSpec, parse_opponent_mix
+from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
+from mt_env.agents.ppo.features import layout
+from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
+from mt_env.agents.ppo.rollout import Collectors, RolloutSpec, parse_opponent_mix
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
 from mt_env.config import RulesConfig
 from mt_env.rewards import check_reward_mode
 
@@ -128,7 +128,7 @@ class TrainConfig:
     """seats per match played by the learning policy; the rest come from opponent_mix"""
     opponent_mix: str = "self=0.4,past=0.2,longest-train=0.4"
     """opponent proportions NAME=WEIGHT,...: self (learning policy), past (pool snapshot), a baseline
-    (agents.make_agent name)"""
+    (mt_env.agents.make_agent name)"""
     pretrain_teacher: str = ""
     """scripted agent (e.g. search) the policy imitates before PPO starts; empty = none"""
     pretrain_decisions: int = 200_000
@@ -173,7 +173,7 @@ class TrainConfig:
             raise ValueError(
                 f"learner_seats={self.learner_seats}: expected 1..{self.rules_config().num_seats}"
             )
-        from agents import make_agent
+        from mt_env.agents import make_agent
 
         for name in parse_opponent_mix(self.opponent_mix):
             if name not in ("self", "past"):

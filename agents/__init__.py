@@ -1,18 +1,18 @@
-"""Agents for Mexican Train: one interface (:class:`agents.base.Agent`), the scripted
+"""Agents for Mexican Train: one interface (:class:`mt_env.agents.base.Agent`), the scripted
 baselines, and :func:`make_agent`, which builds any of them — or a PPO checkpoint — from a
 spec string.
 
 | spec | agent |
 |---|---|
-| ``random`` | :class:`agents.baselines.RandomAgent` |
-| ``greedy`` | :class:`agents.baselines.GreedyAgent` |
-| ``longest-train`` | :class:`agents.longest_train.LongestTrainAgent` |
-| ``longest-train-reserve`` | :class:`agents.longest_train.LongestTrainReserveAgent` (keeps a tile back in the free first turn) |
-| ``search`` | :class:`agents.search.SearchAgent` (determinized search; the strong agent) |
-| ``ckpt:PATH`` | :meth:`agents.ppo.policy.PPOAgent.from_checkpoint` ``(PATH, config, seed=seed)`` (imports torch, on first use) |
+| ``random`` | :class:`mt_env.agents.baselines.RandomAgent` |
+| ``greedy`` | :class:`mt_env.agents.baselines.GreedyAgent` |
+| ``longest-train`` | :class:`mt_env.agents.longest_train.LongestTrainAgent` |
+| ``longest-train-reserve`` | :class:`mt_env.agents.longest_train.LongestTrainReserveAgent` (keeps a tile back in the free first turn) |
+| ``search`` | :class:`mt_env.agents.search.SearchAgent` (determinized search; the strong agent) |
+| ``ckpt:PATH`` | :meth:`mt_env.agents.ppo.policy.PPOAgent.from_checkpoint` ``(PATH, config, seed=seed)`` (imports torch, on first use) |
 
-Tournaments live in :mod:`agents.evaluation.tournament`; the learning code (the only code
-that imports torch) in :mod:`agents.ppo`.
+Tournaments live in :mod:`mt_env.agents.evaluation.tournament`; the learning code (the only code
+that imports torch) in :mod:`mt_env.agents.ppo`.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent
         if not path:
             raise ValueError("agent spec 'ckpt:' needs a path: ckpt:PATH/TO/checkpoint.pt")
         try:
-            from agents.ppo import PPOAgent  # torch: loaded only for checkpoint agents
+            from mt_env.agents.ppo import PPOAgent  # torch: loaded only for checkpoint agents
         except ImportError as err:
             raise ValueError(
-                f"agent spec {spec!r}: cannot import agents.ppo.PPOAgent ({err})"
+                f"agent spec {spec!r}: cannot import mt_env.agents.ppo.PPOAgent ({err})"
             ) from err
         try:
             return PPOAgent.from_checkpoint(path, config, seed=seed)

@@ -8,7 +8,7 @@ the match (public information only); :meth:`Agent.reset` forgets it and is calle
 the start of every match.
 
 Because ``__call__`` is ``act``, an agent is also a plain policy callable, e.g. an
-opponent for the Gymnasium wrapper. The tournament (:mod:`agents.evaluation.tournament`) drives
+opponent for the Gymnasium wrapper. The tournament (:mod:`mt_env.agents.evaluation.tournament`) drives
 agents the same way.
 """
 

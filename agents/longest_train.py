@@ -1,7 +1,7 @@
 """``longest-train``: plan the own train as the longest chain through the hand.
 
 :class:`LongestTrainAgent` keeps a plan: the longest (then heaviest) chain of its hand
-from its own train's open end, found by depth-first search (:mod:`agents.chains`).
+from its own train's open end, found by depth-first search (:mod:`mt_env.agents.chains`).
 
 - **Free first turn (R11):** it lays the whole planned chain, tile after tile, then passes.
 - **Ordinary turns:** every legal play is scored by the planned own-train length it leaves

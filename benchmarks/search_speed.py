@@ -27,7 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def measure(seats: int, games: int) -> dict:
     """One run on the code importable as ``agents``/``mt_env``."""
-    from agents import make_agent
+    try:
+        from mt_env.agents import make_agent
+    except ImportError:  # a checkout from before agents/ was installed as mt_env.agents
+        from agents import make_agent
     from mt_env import Match, RulesConfig
     from mt_env.observation import ObservationEncoder
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mt_env.agents import make_agent
 
-from agents import make_agent
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 
@@ -59,7 +59,7 @@ def test_shipped_checkpoint_plays_the_recorded_actions_via_make_agent(recorded):
 
 
 def test_shipped_checkpoint_gives_the_recorded_probabilities(recorded):
-    from agents.ppo import PPOAgent
+    from mt_env.agents.ppo import PPOAgent
 
     agent = PPOAgent.from_checkpoint(recorded["path"], recorded["rules"])
     assert agent.deterministic

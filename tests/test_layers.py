@@ -25,16 +25,16 @@ STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 CORE = {f"mt_env.{m}" for m in ("tiles", "config", "rules", "match", "actions", "rewards")}
 CORE.add("mt_env")
 CODEC_ENV = {f"mt_env.{m}" for m in ("observation", "render", "env", "gym_env")}
-SCRIPTED = {f"agents.{m}" for m in ("base", "baselines", "chains", "longest_train", "search")}
-SCRIPTED.add("agents")
+SCRIPTED = {f"mt_env.agents.{m}" for m in ("base", "baselines", "chains", "longest_train", "search")}
+SCRIPTED.add("mt_env.agents")
 
 # layer -> (third-party libraries allowed at top level, project module prefixes allowed)
 LAYERS = {
     "core": (set(), CORE),
     "codec_env": ({"numpy", "gymnasium", "pettingzoo"}, CORE | CODEC_ENV),
     "scripted": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED),
-    "learning": ({"numpy", "torch"}, CORE | CODEC_ENV | SCRIPTED | {"agents.ppo"}),
-    "evaluation": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED | {"agents.evaluation"}),
+    "learning": ({"numpy", "torch"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.ppo"}),
+    "evaluation": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.evaluation"}),
 }
 
 
@@ -45,20 +45,21 @@ def layer_of(module: str) -> str:
         return "codec_env"
     if module in SCRIPTED:
         return "scripted"
-    if module == "agents.ppo" or module.startswith("agents.ppo."):
+    if module == "mt_env.agents.ppo" or module.startswith("mt_env.agents.ppo."):
         return "learning"
-    if module == "agents.evaluation" or module.startswith("agents.evaluation."):
+    if module == "mt_env.agents.evaluation" or module.startswith("mt_env.agents.evaluation."):
         return "evaluation"
     raise AssertionError(f"{module} belongs to no layer: add it to tests/test_layers.py")
 
 
 def project_modules() -> dict[str, Path]:
     out = {}
-    for package in ("mt_env", "agents"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            out[name] = path
+    # the folder agents/ is installed as mt_env.agents (pyproject's package-dir)
+    for folder, package in (("mt_env", ("mt_env",)), ("agents", ("mt_env", "agents"))):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            parts = package + (parts[:-1] if parts[-1] == "__init__" else parts)
+            out[".".join(parts)] = path
     return out
 
 
@@ -94,19 +95,17 @@ def allowed(importer_layer: str, name: str, modules: dict[str, Path]) -> bool:
     root = name.split(".")[0]
     if root in STDLIB:
         return True
-    if root in ("mt_env", "agents"):
+    if root == "mt_env":
         target = name if name in modules else name.rpartition(".")[0]  # from pkg import obj
         # a package's __init__ is its own module; agents.ppo and agents.evaluation are layers
-        return any(
-            target == p or (p in ("agents.ppo", "agents.evaluation") and target.startswith(p + "."))
-            for p in project
-        )
+        layers = ("mt_env.agents.ppo", "mt_env.agents.evaluation")
+        return any(target == p or (p in layers and target.startswith(p + ".")) for p in project)
     return root in libs
 
 
 def test_every_module_imports_only_its_own_and_lower_layers():
     modules = project_modules()
-    assert "mt_env.rules" in modules and "agents.search" in modules
+    assert "mt_env.rules" in modules and "mt_env.agents.search" in modules
     bad = []
     for module, path in modules.items():
         layer = layer_of(module)
@@ -121,9 +120,9 @@ def test_the_layer_check_catches_a_wrong_edge():
     assert not allowed("core", "numpy", modules)
     assert not allowed("core", "mt_env.observation", modules)
     assert not allowed("scripted", "torch", modules)
-    assert not allowed("scripted", "agents.ppo.policy", modules)
-    assert not allowed("learning", "agents.evaluation.tournament", modules)
-    assert allowed("learning", "agents.search", modules)
+    assert not allowed("scripted", "mt_env.agents.ppo.policy", modules)
+    assert not allowed("learning", "mt_env.agents.evaluation.tournament", modules)
+    assert allowed("learning", "mt_env.agents.search", modules)
     assert allowed("core", "mt_env.rules", modules)
 
 
@@ -133,8 +132,8 @@ def test_the_layer_check_catches_a_wrong_edge():
         ("import mt_env.rules", ("gymnasium", "pettingzoo", "torch", "numpy")),
         ("import mt_env", ("gymnasium", "pettingzoo", "torch", "numpy")),
         ("import mt_env.env, mt_env.gym_env", ("torch",)),
-        ("import agents, agents.search", ("torch", "gymnasium", "pettingzoo")),
-        ("import agents.evaluation.tournament", ("torch",)),
+        ("import mt_env.agents, mt_env.agents.search", ("torch", "gymnasium", "pettingzoo")),
+        ("import mt_env.agents.evaluation.tournament", ("torch",)),
     ],
 )
 def test_importing_a_lower_layer_loads_no_higher_library(statement, forbidden):

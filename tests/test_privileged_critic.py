@@ -14,9 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
-import train
-from agents.ppo import (
+from mt_env.agents.ppo import (
     CheckpointError,
     Collector,
     RolloutSpec,
@@ -26,6 +24,8 @@ from agents.ppo import (
     privileged_features,
     privileged_size,
 )
+
+import train
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 from mt_env.rules import Deal

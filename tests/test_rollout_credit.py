@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mt_env.agents.longest_train import LongestTrainAgent
+from mt_env.agents.ppo.rollout import Collector, RolloutSpec
 
-from agents.longest_train import LongestTrainAgent
-from agents.ppo.rollout import Collector, RolloutSpec
 from mt_env import Deal, Match, RulesConfig
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)

@@ -9,14 +9,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import mt_env.agents.evaluation.tournament as tournament
 import numpy as np
 import pytest
-
-import agents.evaluation.tournament as tournament
-from agents import AGENTS
-from agents.base import Agent
-from agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval, wilson
-from agents.evaluation.tournament import (
+from mt_env.agents import AGENTS
+from mt_env.agents.base import Agent
+from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval, wilson
+from mt_env.agents.evaluation.tournament import (
     arrangements,
     entry_labels,
     main,
@@ -25,6 +24,7 @@ from agents.evaluation.tournament import (
     run_tournament,
     tables,
 )
+
 from mt_env import RulesConfig
 
 FAST = RulesConfig(num_seats=3, num_rounds=1)
@@ -244,12 +244,12 @@ def test_cli_writes_every_output(tmp_path, capsys):
 
 
 def test_scripted_play_and_evaluation_never_import_torch():
-    """Only the learning code (agents.ppo, train.py) imports torch; a tournament between
+    """Only the learning code (mt_env.agents.ppo, train.py) imports torch; a tournament between
     scripted agents, and the CLI module, run without it."""
     code = (
         "import sys\n"
-        "import agents, agents.evaluation.report, agents.evaluation.stats\n"
-        "from agents.evaluation.tournament import run_tournament\n"
+        "import mt_env.agents, mt_env.agents.evaluation.report, mt_env.agents.evaluation.stats\n"
+        "from mt_env.agents.evaluation.tournament import run_tournament\n"
         "from mt_env import RulesConfig\n"
         "run_tournament(['greedy', 'longest-train'], RulesConfig(num_seats=2, num_rounds=1),\n"
         "               games=2, seed=0, workers=1, progress=False)\n"
@@ -262,7 +262,7 @@ def test_scripted_play_and_evaluation_never_import_torch():
 
 def test_cli_runs_as_a_module():
     proc = subprocess.run(
-        [sys.executable, "-m", "agents.evaluation.tournament", "--agents", "greedy", "random",
+        [sys.executable, "-m", "mt_env.agents.evaluation.tournament", "--agents", "greedy", "random",
          "--seats", "2", "--games", "2", "--rules", "num_rounds=1", "--workers", "1",
          "--no-progress"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,

@@ -9,9 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
-import train
-from agents.ppo import (
+from mt_env.agents.ppo import (
     CheckpointError,
     Collector,
     PolicyNet,
@@ -24,6 +22,8 @@ from agents.ppo import (
     make_policy,
     save_checkpoint,
 )
+
+import train
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 

@@ -2,7 +2,7 @@
 
 | module | what |
 |---|---|
-| :mod:`agents.evaluation.tournament` | duplicate tournaments, tables, ratings; the CLI ``python -m agents.evaluation.tournament`` (``mt-tournament``) |
-| :mod:`agents.evaluation.stats` | cluster-robust intervals, Wilson intervals, OpenSkill ratings |
-| :mod:`agents.evaluation.report` | the trainer's evaluations of a checkpoint against baselines |
+| :mod:`mt_env.agents.evaluation.tournament` | duplicate tournaments, tables, ratings; the CLI ``python -m mt_env.agents.evaluation.tournament`` (``mt-tournament``) |
+| :mod:`mt_env.agents.evaluation.stats` | cluster-robust intervals, Wilson intervals, OpenSkill ratings |
+| :mod:`mt_env.agents.evaluation.report` | the trainer's evaluations of a checkpoint against baselines |
 """

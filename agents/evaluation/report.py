@@ -2,7 +2,7 @@
 
 :func:`evaluate` is the periodic evaluation (which keeps ``best.pt``) and :func:`evaluation_table`
 the table a training run ends with (``evaluation.md``). Both are duplicate tournaments
-(:func:`agents.evaluation.tournament.run_tournament`): the checkpoint in one seat, the
+(:func:`mt_env.agents.evaluation.tournament.run_tournament`): the checkpoint in one seat, the
 opponent in every other, every deal replayed under every rotation of the seats.
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from agents import CHECKPOINT_PREFIX
-from agents.evaluation.tournament import run_tournament
+from mt_env.agents import CHECKPOINT_PREFIX
+from mt_env.agents.evaluation.tournament import run_tournament
+
 from mt_env.config import RulesConfig
 
 
@@ -21,7 +22,7 @@ def evaluate(
 ) -> dict:
     """The checkpoint in one seat, ``opponent`` in every other seat: duplicate deals, rotated
     seats. Returns the checkpoint's result row (``win_rate``, ``win_lo``, ``win_hi``,
-    ``round_score``…, ``place``…; see :func:`agents.evaluation.tournament.summarize`)."""
+    ``round_score``…, ``place``…; see :func:`mt_env.agents.evaluation.tournament.summarize`)."""
     spec = f"{CHECKPOINT_PREFIX}{checkpoint}"
     lineup = [spec] + [opponent] * (rules.num_seats - 1)
     result = run_tournament(lineup, rules, games=games, seed=seed, workers=None, progress=False)

@@ -1,6 +1,6 @@
 """Tournaments: any mix of agents, duplicate deals, rotated seats, intervals and ratings.
 
-``python -m agents.evaluation.tournament --agents random greedy longest-train ckpt:run/model.pt \\
+``python -m mt_env.agents.evaluation.tournament --agents random greedy longest-train ckpt:run/model.pt \\
 --seats 4 --games 2000 --seed 0 --out results/x [--rules num_rounds=1 ...] [--workers N]``
 
 **A game** is one match under the rules configuration (``--rules num_rounds=1`` makes
@@ -24,7 +24,7 @@ equally often; ``permute`` takes every distinct ordering (``n!``, up to 6 seats)
 balances who sits after whom. The games of one deal are therefore
 ``tables x arrangements``; ``games`` is rounded up to whole deals.
 
-**Statistics** (:mod:`agents.evaluation.stats`): win rate (a win shared by ``k`` tied first places
+**Statistics** (:mod:`mt_env.agents.evaluation.stats`): win rate (a win shared by ``k`` tied first places
 counts ``1/k``), mean round score (match total / rounds) and mean place, each with a 95%
 interval that treats the games of one deal as one cluster; head-to-head rates (how often
 the row entry finished ahead of the column entry when both sat, ties half); OpenSkill
@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from mt_env.agents import CHECKPOINT_PREFIX, make_agent
+from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
 
-from agents import CHECKPOINT_PREFIX, make_agent
-from agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -576,7 +576,7 @@ def parse_rules(items: Sequence[str], num_seats: int) -> RulesConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m agents.evaluation.tournament",
+        prog="python -m mt_env.agents.evaluation.tournament",
         description="Play a duplicate tournament between agents and print the tables.",
         epilog=(
             "Lineup: as many agents as seats -> one table; fewer -> seat k holds agent "

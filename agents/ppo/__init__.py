@@ -2,17 +2,17 @@
 
 | module | what |
 |---|---|
-| :mod:`agents.ppo.features` | the policy input: observation + derived features, and its :func:`layout` |
-| :mod:`agents.ppo.checkpoint` | checkpoint files, both directions: save/load, layout checks, trainer state, policy exports |
-| :mod:`agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`) and :class:`PPOAgent` |
-| :mod:`agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
-| :mod:`agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
+| :mod:`mt_env.agents.ppo.features` | the policy input: observation + derived features, and its :func:`layout` |
+| :mod:`mt_env.agents.ppo.checkpoint` | checkpoint files, both directions: save/load, layout checks, trainer state, policy exports |
+| :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`) and :class:`PPOAgent` |
+| :mod:`mt_env.agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
+| :mod:`mt_env.agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
 
 The trainer (``train.py``) puts them together; ``make_agent("ckpt:PATH", config)`` loads a
 checkpoint as a :class:`PPOAgent`.
 """
 
-from agents.ppo.checkpoint import (
+from mt_env.agents.ppo.checkpoint import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
     CheckpointError,
@@ -24,8 +24,14 @@ from agents.ppo.checkpoint import (
     save_checkpoint,
     trainer_checkpoint,
 )
-from agents.ppo.features import FEATURE_SETS, Featurizer, layout, make_featurizer, pair_layout
-from agents.ppo.policy import (
+from mt_env.agents.ppo.features import (
+    FEATURE_SETS,
+    Featurizer,
+    layout,
+    make_featurizer,
+    pair_layout,
+)
+from mt_env.agents.ppo.policy import (
     PolicyNet,
     PPOAgent,
     PrivilegedCritic,
@@ -35,7 +41,7 @@ from agents.ppo.policy import (
     privileged_features,
     privileged_size,
 )
-from agents.ppo.rollout import (
+from mt_env.agents.ppo.rollout import (
     Collector,
     CollectorProcess,
     Collectors,

@@ -6,7 +6,7 @@ folder, fsync, ``os.replace``: a crash leaves the old file or the new one):
 | key | what |
 |---|---|
 | ``format``, ``format_version`` | ``"mt_env-ppo"``, :data:`CHECKPOINT_VERSION` |
-| ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`agents.ppo.features.layout`) |
+| ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`mt_env.agents.ppo.features.layout`) |
 | ``rules`` | the :class:`~mt_env.config.RulesConfig` as a dict |
 | ``train_config`` | the full trainer configuration |
 | ``model`` | policy weights; ``hidden_sizes`` its shape |
@@ -18,7 +18,7 @@ policy-only exports ``best.pt`` / ``final.pt`` (:func:`policy_export`). :func:`l
 checks every layout key against the rules configuration it is used with and raises
 :class:`CheckpointError` naming the mismatch; a truncated or corrupt file raises it too.
 :func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer.
-The network itself is built from a loaded dict by :func:`agents.ppo.policy.build_policy`.
+The network itself is built from a loaded dict by :func:`mt_env.agents.ppo.policy.build_policy`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from mt_env.agents.ppo.features import layout
 
-from agents.ppo.features import layout
 from mt_env.config import RulesConfig
 from mt_env.observation import OBSERVATION_VERSION
 

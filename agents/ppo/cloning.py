@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 import torch
-
-from agents.ppo.policy import legal_index, legal_log_probs
-from agents.ppo.rollout import Collectors, RolloutSpec
+from mt_env.agents.ppo.policy import legal_index, legal_log_probs
+from mt_env.agents.ppo.rollout import Collectors, RolloutSpec
 
 DEMO_SEED_OFFSET = 104729
 """added to each rollout spec's seed: the demonstrations are played on other deals"""

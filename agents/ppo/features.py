@@ -4,14 +4,14 @@ Planning which chain of one's hand to keep for one's own train is the heart of
 the game, and an MLP finds longest paths in a tile graph slowly. These features
 hand it the answer, computed only from what the observing seat knows (its hand,
 the table, the trains' open ends and markers — all in the observation), so they
-leak nothing. The longest chain is :class:`agents.chains.ChainPlanner`'s (the
+leak nothing. The longest chain is :class:`mt_env.agents.chains.ChainPlanner`'s (the
 search the ``longest-train`` baseline uses), cached per (hand, open end).
 
 | feature set | policy input |
 |---|---|
 | ``"none"`` | the observation |
 | ``"planning"`` | the observation, then ``on_chain`` (T): hand tiles on the longest chain from the own train's open end; ``chain_length`` (1) / hand_size; ``chain_pips`` (1) / 100; ``matches`` (n+1): hand tiles joining each train's open end / hand_size |
-| ``"pairs"`` | the observation, then the per-tile, per-train, per-(tile, train) and global blocks below, read by the policy's pair head (:class:`agents.ppo.policy.PolicyNet`) |
+| ``"pairs"`` | the observation, then the per-tile, per-train, per-(tile, train) and global blocks below, read by the policy's pair head (:class:`mt_env.agents.ppo.policy.PolicyNet`) |
 
 ``"pairs"`` blocks (T tiles, n+1 relative trains, N+1 pips):
 
@@ -34,8 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from mt_env.agents.chains import ChainPlanner
 
-from agents.chains import ChainPlanner
 from mt_env.actions import move_codec
 from mt_env.config import RulesConfig
 from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder

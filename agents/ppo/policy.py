@@ -1,6 +1,6 @@
 """The PPO networks and :class:`PPOAgent`, the trained policy as a tournament agent.
 
-The policy network sees the policy input of :mod:`agents.ppo.features` (the observation
+The policy network sees the policy input of :mod:`mt_env.agents.ppo.features` (the observation
 vector of :mod:`mt_env.observation`, plus derived features when the checkpoint was trained
 with them) and returns masked action logits and a state value. Illegal actions get the
 dtype's minimum logit, so they are never sampled and carry no gradient; the PPO loss and
@@ -9,7 +9,7 @@ behaviour cloning only look at the legal actions' logits (:func:`legal_index`,
 
 With ``critic = "privileged"`` the trainer's values come from a separate
 :class:`PrivilegedCritic` that also sees :func:`privileged_features` (the hidden tiles);
-agents never load it. Checkpoint files are :mod:`agents.ppo.checkpoint`'s.
+agents never load it. Checkpoint files are :mod:`mt_env.agents.ppo.checkpoint`'s.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
-
-from agents.base import Agent
-from agents.ppo.checkpoint import CheckpointError, load_checkpoint
-from agents.ppo.features import (
+from mt_env.agents.base import Agent
+from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
+from mt_env.agents.ppo.features import (
     GLOBAL_COLS,
     PAIR_COLS,
     TILE_COLS,
@@ -34,6 +32,8 @@ from agents.ppo.features import (
     make_featurizer,
     pair_layout,
 )
+from torch import nn
+
 from mt_env.config import RulesConfig
 
 
@@ -62,7 +62,7 @@ class PolicyNet(nn.Module):
     """MLP trunk with a value head and a policy head over every action.
 
     Without ``pairs`` the policy head is one linear layer over all actions. With a
-    :class:`~agents.ppo.features.PairLayout` (feature set ``"pairs"``) each play
+    :class:`~mt_env.agents.ppo.features.PairLayout` (feature set ``"pairs"``) each play
     ``(tile, train)`` is scored by one small MLP **shared by every pair**, from that
     tile's, that train's and that pair's features plus the trunk's state embedding;
     draw and pass come from a linear layer on the trunk. Sharing weights across tiles
@@ -177,7 +177,7 @@ def make_policy(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...
 
 def build_policy(data: dict) -> PolicyNet:
     """The network stored in a checkpoint dict (from
-    :func:`agents.ppo.checkpoint.load_checkpoint`), in eval mode."""
+    :func:`mt_env.agents.ppo.checkpoint.load_checkpoint`), in eval mode."""
     config = RulesConfig.from_dict(data["rules"])
     net = make_policy(config, data["features"], tuple(data["hidden_sizes"]))
     try:
@@ -207,7 +207,7 @@ def legal_log_probs(logits: torch.Tensor, legal: torch.Tensor, valid: torch.Tens
 
 
 class PPOAgent(Agent):
-    """A trained policy as an :class:`~agents.base.Agent`: argmax (or sampled) masked action."""
+    """A trained policy as an :class:`~mt_env.agents.base.Agent`: argmax (or sampled) masked action."""
 
     name = "ppo"
 

@@ -18,14 +18,14 @@ and round rewards arrive after *another* seat's move. So the collector keeps one
 
 Values come from the policy's own value head, or with ``spec.critic ==
 "privileged"`` from a separate critic that also sees the other hands and the
-boneyard (:class:`agents.ppo.policy.PrivilegedCritic`): each transition then records that
+boneyard (:class:`mt_env.agents.ppo.policy.PrivilegedCritic`): each transition then records that
 hidden-information input too, for the update. The policy's inputs never include it.
 
 Seats are filled per match: ``learner_seats`` seats (random positions) for the
 learning policy, the others drawn from ``opponent_mix`` — ``"self"`` (the
 learning policy again, its decisions recorded too), ``"past"`` (a frozen
 snapshot from the pool, or self if the pool is empty) or a scripted baseline name
-(:func:`agents.make_agent`). Network seats are batched into one forward pass per
+(:func:`mt_env.agents.make_agent`). Network seats are batched into one forward pass per
 policy. With ``spec.teacher`` set (:meth:`Collector.demonstrate`) a scripted agent
 plays every learner seat and its decisions are recorded instead: demonstrations for
 behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector`
@@ -42,10 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from mt_env.agents import make_agent
+from mt_env.agents.ppo.features import make_featurizer
+from mt_env.agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
 
-from agents import make_agent
-from agents.ppo.features import make_featurizer
-from agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -78,8 +78,8 @@ class RolloutSpec:
     teacher: str = ""
     """a scripted agent playing the learner seats instead of the policy (demonstrations)"""
     critic: str = "observation"
-    """"privileged": values come from :class:`agents.ppo.policy.PrivilegedCritic`, and each
-    transition also records :func:`agents.ppo.policy.privileged_features` for the update"""
+    """"privileged": values come from :class:`mt_env.agents.ppo.policy.PrivilegedCritic`, and each
+    transition also records :func:`mt_env.agents.ppo.policy.privileged_features` for the update"""
 
 
 def parse_opponent_mix(text: str) -> dict[str, float]:

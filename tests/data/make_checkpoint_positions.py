@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from mt_env.agents import make_agent
 
-from agents import make_agent
 from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 
