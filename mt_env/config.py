@@ -21,6 +21,7 @@ is the standard 4-seat double-12 game with 15 tiles each.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
 
 from .tiles import SET_SIZES
@@ -105,6 +106,8 @@ class RulesConfig:
     first_engine: int | None = None
 
     def __post_init__(self) -> None:
+        self._normalise_scalars()
+
         def is_int(v) -> bool:
             return isinstance(v, int) and not isinstance(v, bool)
 
@@ -158,6 +161,18 @@ class RulesConfig:
                 f"num_rounds={self.num_rounds!r}: expected an int in 1..{most} "
                 f"(engines run down from {self.first_engine} to 0, R5)"
             )
+
+    def _normalise_scalars(self) -> None:
+        """Accept numpy's integer and bool scalars (``np.int64(4)``, ``np.True_``) as the
+        Python values they stand for; anything else is left for the checks to judge."""
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool | str) or v is None:
+                continue
+            if isinstance(v, numbers.Integral):
+                object.__setattr__(self, f.name, int(v))
+            elif getattr(getattr(v, "dtype", None), "kind", None) == "b":  # a numpy bool
+                object.__setattr__(self, f.name, bool(v))
 
     @property
     def num_tiles(self) -> int:

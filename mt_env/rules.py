@@ -312,12 +312,12 @@ class RoundState:
     def legal_moves(self) -> list[int]:
         """The legal moves of the seat to act (section 4); ``[]`` once the round is over (C3).
 
-        The list is cached until the next move: do not mutate it.
+        A new list each call: changing it cannot change what :meth:`apply` accepts.
         """
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        return legal
+        return legal[:]
 
     def _compute_legal(self) -> list[int]:
         if self._end_reason is not None:
@@ -446,6 +446,15 @@ class RoundState:
             )
         return int(move)
 
+    def _index(self, value, kind: str) -> int:
+        """``value`` as a seat (0..n-1) or train (0..n, n = Mexican) index; numpy integers
+        are accepted, anything else — negative numbers included — is a ValueError."""
+        top = self._n - 1 if kind == "seat" else self._n
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            if 0 <= value <= top:
+                return int(value)
+        raise ValueError(f"{kind}={value!r}: expected a {kind} in 0..{top}")
+
     def _raise_illegal(self, move: int) -> None:
         if self._end_reason is not None:
             raise IllegalMoveError(f"move {move!r}: the round is over, no move is legal (C3)")
@@ -491,6 +500,8 @@ class RoundState:
     def can_play(self, seat: int) -> bool:
         """R25's test: does ``seat`` hold a tile it could play on the restricting open
         double if there is one, else on its own, the Mexican or a marked train?"""
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         hand, pip_mask, ends = self._hands[seat], self._ts.pip_mask, self._ends
         r = self._restricting()
         trains = (r,) if r >= 0 else _playable_trains(self._n, seat, self._marked)
@@ -513,6 +524,8 @@ class RoundState:
 
     def hand_value(self, seat: int) -> int:
         """Pip total of ``seat``'s hand, the double-blank at 50 or 0 (R26, V-blank-zero)."""
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         value, total, m = self._value, 0, self._hands[seat]
         while m:
             low = m & -m
@@ -600,13 +613,19 @@ class RoundState:
         return self._ts
 
     def hand(self, seat: int) -> list[Tile]:
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         return [self._ts.tiles[i] for i in self._ts.ids_in(self._hands[seat])]
 
     def hand_mask(self, seat: int) -> int:
         """``seat``'s hand as a bitset over tile ids (an int: a copy, never the state)."""
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         return self._hands[seat]
 
     def hand_size(self, seat: int) -> int:
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         return self._hands[seat].bit_count()
 
     @property
@@ -638,6 +657,8 @@ class RoundState:
     def train_ids(self, train: int) -> tuple[int, ...]:
         """A train's tile ids from the engine outward. ValueError in a state determinized
         from an observation, which records the trains' ends and lengths, not their tiles."""
+        if train.__class__ is not int or not 0 <= train <= self._n:
+            train = self._index(train, "train")
         if self._trains is None:
             raise ValueError(
                 "this state was determinized from an observation, which shows each train's "
@@ -646,12 +667,18 @@ class RoundState:
         return tuple(self._trains[train])
 
     def train_length(self, train: int) -> int:
+        if train.__class__ is not int or not 0 <= train <= self._n:
+            train = self._index(train, "train")
         return self._lengths[train]
 
     def open_end(self, train: int) -> int:
+        if train.__class__ is not int or not 0 <= train <= self._n:
+            train = self._index(train, "train")
         return self._ends[train]
 
     def is_marked(self, seat: int) -> bool:
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         return bool(self._marked >> seat & 1)
 
     @property
@@ -678,6 +705,8 @@ class RoundState:
         return not self._unplayed & self._ts.pip_mask[self._ends[train]]
 
     def first_turn_pending(self, seat: int) -> bool:
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         return self._first_pending[seat]
 
     @property

@@ -11,6 +11,7 @@ rules core, the observation codec and the agents alike.
 
 from __future__ import annotations
 
+import numbers
 from functools import cache
 
 SET_SIZES = (6, 9, 12, 15, 18)  # R1
@@ -59,12 +60,15 @@ class TileSet:
         """The id of tile ``(a, b)`` in either orientation; ValueError if not in the set."""
         try:
             a, b = tile
+            if not (_is_pip(a) and _is_pip(b)):  # 6.0 would hash like 6: refuse it
+                raise TypeError
+            a, b = int(a), int(b)
             key = (a, b) if a <= b else (b, a)
             return self._index[key]
         except (TypeError, ValueError, KeyError):
             raise ValueError(
                 f"{tile!r} is not a tile of the double-{self.max_pip} set: "
-                f"expected a pair (a, b) of pips in 0..{self.max_pip}"
+                f"expected a pair (a, b) of integer pips in 0..{self.max_pip}"
             ) from None
 
     def mask_of(self, ids) -> int:
@@ -84,6 +88,11 @@ class TileSet:
 
     def __repr__(self) -> str:
         return f"TileSet(double-{self.max_pip}, {self.num_tiles} tiles)"
+
+
+def _is_pip(v) -> bool:
+    """An integer (numpy's too), not a bool or a float."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 @cache
