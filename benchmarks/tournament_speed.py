@@ -25,11 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mt_env import Match, RulesConfig  # noqa: E402
 from mt_env.agents import make_agent  # noqa: E402
 from mt_env.agents.chains import ChainPlanner  # noqa: E402
 from mt_env.agents.evaluation.tournament import parse_rules, run_tournament  # noqa: E402
-
-from mt_env import Match, RulesConfig  # noqa: E402
 from mt_env.observation import ObservationEncoder  # noqa: E402
 from mt_env.tiles import tile_set  # noqa: E402
 

@@ -10,11 +10,11 @@ import random
 
 import numpy as np
 import pytest
+
+from mt_env import Match, RulesConfig
 from mt_env.agents import AGENTS, Agent, make_agent
 from mt_env.agents.chains import ChainPlanner
 from mt_env.agents.search import SearchAgent
-
-from mt_env import Match, RulesConfig
 from mt_env.config import VARIANTS as CONFIG_VARIANTS
 from mt_env.observation import ObservationEncoder
 from mt_env.tiles import tile_set

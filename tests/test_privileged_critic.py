@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+import train
+from mt_env import Match, RulesConfig
 from mt_env.agents.ppo import (
     CheckpointError,
     Collector,
@@ -24,9 +27,6 @@ from mt_env.agents.ppo import (
     privileged_features,
     privileged_size,
 )
-
-import train
-from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 from mt_env.rules import Deal
 from mt_env.tiles import tile_set

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mt_env.agents.longest_train import LongestTrainAgent
-from mt_env.agents.ppo.rollout import Collector, RolloutSpec
 
 from mt_env import Deal, Match, RulesConfig
+from mt_env.agents.longest_train import LongestTrainAgent
+from mt_env.agents.ppo.rollout import Collector, RolloutSpec
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
 # Engine 6|6. Seat 0 lays 6|5, 5|4 in its free first turn, cannot place 0|0 and passes;

@@ -9,9 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import mt_env.agents.evaluation.tournament as tournament
 import numpy as np
 import pytest
+
+import mt_env.agents.evaluation.tournament as tournament
+from mt_env import RulesConfig
 from mt_env.agents import AGENTS
 from mt_env.agents.base import Agent
 from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval, wilson
@@ -24,8 +26,6 @@ from mt_env.agents.evaluation.tournament import (
     run_tournament,
     tables,
 )
-
-from mt_env import RulesConfig
 
 FAST = RulesConfig(num_seats=3, num_rounds=1)
 ROOT = Path(__file__).resolve().parents[1]

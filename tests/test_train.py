@@ -9,6 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+import train
+from mt_env import Match, RulesConfig
 from mt_env.agents.ppo import (
     CheckpointError,
     Collector,
@@ -22,9 +25,6 @@ from mt_env.agents.ppo import (
     make_policy,
     save_checkpoint,
 )
-
-import train
-from mt_env import Match, RulesConfig
 from mt_env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def test_atomic_save_leaves_no_partial_file(tmp_path: Path):
 
     with pytest.raises(RuntimeError):
         save_checkpoint(target, {"a": Boom()})
-    assert torch.load(target, weights_only=True) == {"a": 1}
+    assert torch.load(target, weights_only=True)["a"] == 1
     assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
 
 

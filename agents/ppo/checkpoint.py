@@ -1,11 +1,14 @@
 """Checkpoint files, both directions: what the trainer writes, what agents and ``--resume`` read.
 
 A checkpoint is a ``torch.save`` of a dict, written atomically (temp file in the same
-folder, fsync, ``os.replace``: a crash leaves the old file or the new one):
+folder, fsync, ``os.replace``: a crash leaves the old file or the new one). Its weights must
+be finite (NaN or infinite weights are refused when saving and when loading), and it
+carries a SHA-256 of its content, verified at every load:
 
 | key | what |
 |---|---|
 | ``format``, ``format_version`` | ``"mt_env-ppo"``, :data:`CHECKPOINT_VERSION` |
+| ``sha256`` | :func:`content_digest` of every other entry (format 2; format-1 files, written before it existed, load unverified) |
 | ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`mt_env.agents.ppo.features.layout`) |
 | ``rules`` | the :class:`~mt_env.config.RulesConfig` as a dict |
 | ``train_config`` | the full trainer configuration |
@@ -15,28 +18,35 @@ folder, fsync, ``os.replace``: a crash leaves the old file or the new one):
 
 The trainer writes ``checkpoint.pt`` (:func:`trainer_checkpoint`, everything) and the
 policy-only exports ``best.pt`` / ``final.pt`` (:func:`policy_export`). :func:`load_checkpoint`
-checks every layout key against the rules configuration it is used with and raises
-:class:`CheckpointError` naming the mismatch; a truncated or corrupt file raises it too.
+checks the file's structure (every key, its type, the weights' shapes against
+``hidden_sizes``), the checksum, and every layout key against the rules configuration it
+is used with, and raises :class:`CheckpointError` naming what is wrong; a truncated or
+corrupt file raises it too.
 :func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer.
 The network itself is built from a loaded dict by :func:`mt_env.agents.ppo.policy.build_policy`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import math
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from mt_env.agents.ppo.features import layout
 
+from mt_env.agents.ppo.features import layout
 from mt_env.config import RulesConfig
 from mt_env.observation import OBSERVATION_VERSION
 
 CHECKPOINT_FORMAT = "mt_env-ppo"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: before the checksum
+MAX_HIDDEN = 4096  # a wider layer is no checkpoint of ours: refuse before allocating it
 POLICY_KEYS = (
     "format", "format_version", "observation_version", "obs_size", "num_actions",
     "features", "hidden_sizes", "rules", "train_config", "model", "global_step",
@@ -53,6 +63,10 @@ class CheckpointError(ValueError):
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
     """Write ``payload`` to ``path`` atomically: a crash leaves the old file or the new one."""
     path = Path(path)
+    for key in ("model", "critic"):
+        _check_finite(payload.get(key), key, path)
+    payload = {k: v for k, v in payload.items() if k != "sha256"}
+    payload["sha256"] = content_digest(payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     torch.save(payload, buf)
@@ -62,6 +76,9 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
             f.write(buf.getvalue())
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide it from the group
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -82,11 +99,26 @@ def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) 
         ) from None
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"checkpoint {path} is not an mt_env PPO checkpoint")
-    if data.get("format_version") != CHECKPOINT_VERSION:
+    if data.get("format_version") not in READABLE_VERSIONS:
         raise CheckpointError(
-            f"checkpoint {path} has format version {data.get('format_version')}; "
-            f"this code reads version {CHECKPOINT_VERSION}"
+            f"checkpoint {path} has format version {data.get('format_version')!r}; "
+            f"this code reads versions {READABLE_VERSIONS}"
         )
+    if data["format_version"] >= 2:
+        stored = data.get("sha256")
+        body = {k: v for k, v in data.items() if k != "sha256"}
+        if not isinstance(stored, str) or stored != content_digest(body):
+            raise CheckpointError(
+                f"checkpoint {path}: its content does not match its SHA-256 checksum; the "
+                f"file is corrupt (expected a file written by train.py and not changed since)"
+            )
+    else:
+        warnings.warn(
+            f"checkpoint {path} is format 1 (no checksum): its content cannot be verified; "
+            f"re-save it with mt_env.agents.ppo.checkpoint.save_checkpoint",
+            stacklevel=2,
+        )
+    check_structure(data, path)
     if data.get("observation_version") != OBSERVATION_VERSION:
         raise CheckpointError(
             f"checkpoint {path} was trained on observation layout version "
@@ -95,6 +127,100 @@ def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) 
     if config is not None:
         check_layout(data, config, path)
     return data
+
+
+def content_digest(payload: dict) -> str:
+    """SHA-256 of a checkpoint dict's content: every key, value, tensor dtype, shape and
+    byte, in a fixed order (independent of how the archive was zipped)."""
+    h = hashlib.sha256()
+
+    def walk(value) -> None:
+        if isinstance(value, torch.Tensor):
+            t = value.detach().cpu().contiguous()
+            h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(value, dict):
+            h.update(f"D{len(value)}".encode())
+            for k in sorted(value, key=repr):
+                h.update(repr(k).encode())
+                walk(value[k])
+        elif isinstance(value, list | tuple):
+            h.update(f"L{len(value)}".encode())
+            for v in value:
+                walk(v)
+        else:
+            h.update(f"V{type(value).__name__}:{value!r}".encode())
+
+    walk(payload)
+    return h.hexdigest()
+
+
+def _check_finite(weights, key: str, where) -> None:
+    if not isinstance(weights, dict):
+        return
+    for name, t in weights.items():
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all():
+            raise CheckpointError(
+                f"checkpoint {where}: {key}[{name!r}] holds NaN or infinite weights; a "
+                f"diverged network is never saved or loaded (expected finite weights)"
+            )
+
+
+_TYPES = {
+    "observation_version": int, "obs_size": int, "num_actions": int, "features": str,
+    "hidden_sizes": list | tuple, "rules": dict, "train_config": dict, "model": dict,
+    "global_step": int, "iteration": int, "env_steps": int,
+}
+_TRAINER_TYPES = {
+    "optimizer": dict, "best_eval": float | int, "pool": list, "pretrained": bool,
+    "torch_rng": torch.Tensor,
+}
+
+
+def check_structure(data: dict, where: str | os.PathLike) -> None:
+    """CheckpointError unless ``data`` has every key of its kind with the right type, finite
+    weights, valid rules, and weights whose shapes fit ``hidden_sizes`` (checked before any
+    network is built, so a forged width costs nothing)."""
+    missing = [k for k in _TYPES if k not in data]
+    if missing:
+        raise CheckpointError(f"checkpoint {where} lacks the key(s) {missing}")
+    trainer = "optimizer" in data
+    for key, kind in {**_TYPES, **(_TRAINER_TYPES if trainer else {})}.items():
+        if key not in data:
+            raise CheckpointError(f"checkpoint {where} has an optimizer but lacks {key!r}")
+        if not isinstance(data[key], kind) or isinstance(data[key], bool) and kind is int:
+            raise CheckpointError(
+                f"checkpoint {where}: {key} is a {type(data[key]).__name__}, expected {kind}"
+            )
+    hidden = list(data["hidden_sizes"])
+    if not hidden or not all(
+        isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_HIDDEN for h in hidden
+    ):
+        raise CheckpointError(
+            f"checkpoint {where}: hidden_sizes={hidden!r}; expected widths in 1..{MAX_HIDDEN}"
+        )
+    model = data["model"]
+    if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in model.items()):
+        raise CheckpointError(f"checkpoint {where}: model must map names to tensors")
+    trunk = sorted(
+        (int(k.split(".")[1]), v.shape) for k, v in model.items()
+        if k.startswith("trunk.") and k.endswith(".weight") and k.split(".")[1].isdigit()
+    )
+    if [shape[0] for _, shape in trunk] != hidden:
+        raise CheckpointError(
+            f"checkpoint {where}: hidden_sizes={hidden} but the trunk's weights have widths "
+            f"{[shape[0] for _, shape in trunk]}"
+        )
+    _check_finite(model, "model", where)
+    if trainer:
+        _check_finite(data.get("critic"), "critic", where)
+    try:
+        RulesConfig.from_dict(data["rules"])
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint {where}: invalid rules ({err})") from None
+    if any(isinstance(data.get(k), float) and not math.isfinite(data[k]) and k != "best_eval"
+           for k in data):
+        raise CheckpointError(f"checkpoint {where}: a counter is not finite")
 
 
 def check_layout(data: dict, config: RulesConfig, where: str | os.PathLike) -> None:

@@ -34,9 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from mt_env.agents.chains import ChainPlanner
 
 from mt_env.actions import move_codec
+from mt_env.agents.chains import ChainPlanner
 from mt_env.config import RulesConfig
 from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder
 from mt_env.tiles import tile_set

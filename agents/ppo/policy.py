@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
+
 from mt_env.agents.base import Agent
 from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
 from mt_env.agents.ppo.features import (
@@ -32,8 +34,6 @@ from mt_env.agents.ppo.features import (
     make_featurizer,
     pair_layout,
 )
-from torch import nn
-
 from mt_env.config import RulesConfig
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from mt_env.agents import make_agent
 
 from mt_env import Match, RulesConfig
+from mt_env.agents import make_agent
 from mt_env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parents[2]
