@@ -11,6 +11,7 @@ pettingzoo or torch.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 
 from .actions import MoveCodec, move_codec
 from .config import RulesConfig
@@ -27,12 +28,20 @@ from .rules import (
     random_deal,
 )
 
+try:
+    __version__ = importlib.metadata.version("mt_env")  # the installed distribution's, from pyproject.toml
+except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
 # Names whose modules import gymnasium/pettingzoo/numpy: imported on first access (PEP 562).
 _LAZY = {
-    "env": ".env",
-    "raw_env": ".env",
+    "env": ".aec",
+    "raw_env": ".aec",
+    "parallel_env": ".aec",
     "MexicanTrainGymEnv": ".gym_env",
     "ObservationEncoder": ".observation",
+    "StateEncoder": ".state",
+    "PolicyFeatures": ".wrappers",
 }
 
 
@@ -55,14 +64,17 @@ __all__ = [
     "MoveCodec",
     "move_codec",
     "ObservationEncoder",
+    "PolicyFeatures",
     "PublicPosition",
     "RoundResult",
     "RoundState",
     "RulesConfig",
+    "StateEncoder",
     "deal_from_order",
     "determinize",
     "env",
     "match_rewards",
+    "parallel_env",
     "places",
     "random_deal",
     "raw_env",

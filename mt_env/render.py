@@ -1,4 +1,5 @@
-"""A text picture of a match, for people: ``render_text(match, seat=None) -> str``.
+"""A text picture of a match, for people: ``render_text(match, seat=None) -> str``
+(:mod:`mt_env.picture` draws the same table as an image).
 
 What lives here: formatting only. It reads the rules core's public, read-only view
 (:class:`~mt_env.rules.RoundState` properties, :class:`~mt_env.match.Match` totals) and
@@ -30,7 +31,8 @@ from .tiles import format_tile
 MARKER = "*"
 
 
-def _train_name(state, train: int) -> str:
+def train_name(state, train: int) -> str:
+    """``"Mexican"`` or ``"seat k"``."""
     return "Mexican" if train == state.mexican_train else f"seat {train}"
 
 
@@ -38,15 +40,16 @@ def _chain(tiles) -> str:
     return " ".join(format_tile(t) for t in tiles) if tiles else "(empty)"
 
 
-def _turn_line(state) -> str:
+def turn_line(state) -> str:
+    """Who acts and what constrains the move (shared with :mod:`mt_env.picture`)."""
     s = state.seat
     what = "free first turn: own train only" if state.in_free_first_turn else "ordinary turn"
     notes = []
     if state.follow_up_owed:
-        notes.append(f"must follow up the double on {_train_name(state, state.follow_up_train)}")
+        notes.append(f"must follow up the double on {train_name(state, state.follow_up_train)}")
     elif state.restricting_train is not None:
         notes.append(
-            f"must satisfy the open double on {_train_name(state, state.restricting_train)}"
+            f"must satisfy the open double on {train_name(state, state.restricting_train)}"
         )
     if state.drawn_tile is not None:
         notes.append(f"drew {format_tile(state.drawn_tile)}")
@@ -76,13 +79,13 @@ def render_text(match: Match, seat: int | None = None) -> str:
     elif state.is_over:  # not reachable through Match (it deals on), kept for safety
         lines.append(f"Round over ({state.end_reason})")
     else:
-        lines.append(_turn_line(state))
+        lines.append(turn_line(state))
 
     lines.append(f"Trains ({MARKER} = marker: open to every seat; tiles from the engine outward):")
     width = max(len("Mexican"), len(f"seat {n - 1}"))
     for tr in range(n + 1):
         mark = MARKER if tr < n and state.is_marked(tr) else " "
-        lines.append(f"  {_train_name(state, tr):<{width}}  {mark}  {_chain(state.train(tr))}")
+        lines.append(f"  {train_name(state, tr):<{width}}  {mark}  {_chain(state.train(tr))}")
 
     od = state.open_doubles
     if cfg.doubles_order == "newest":  # V-doubles-reverse: newest is satisfied first
@@ -98,7 +101,7 @@ def render_text(match: Match, seat: int | None = None) -> str:
             if state.is_dead_double(tr):
                 tags.append("dead")
             tag = f" ({', '.join(tags)})" if tags else ""
-            parts.append(f"{end}|{end} on {_train_name(state, tr)}{tag}")
+            parts.append(f"{end}|{end} on {train_name(state, tr)}{tag}")
         lines.append("Open doubles (next to satisfy first): " + ", ".join(parts))
     else:
         lines.append("Open doubles: none")

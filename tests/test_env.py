@@ -1,9 +1,9 @@
-"""The PettingZoo AEC env (mt_env.env): API conformance, masks, no leaks, seeding, rewards.
+"""The PettingZoo AEC env (mt_env.aec, built by mt_env.env()): API conformance, masks, no leaks, seeding, rewards.
 
 Scripted games use a double-6 set with three seats and two-tile hands (conftest's
 ``make_deal``: the boneyard is every other tile in id order), so a round is a handful of
 moves and every reward can be worked out by hand from R24, R26–R28 and the reward table
-of ``mt_env.env``'s docstring.
+of ``mt_env.aec``'s docstring.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from gymnasium import spaces
 from pettingzoo.test import api_test, seed_test
 
 from mt_env import Deal, IllegalMoveError, RulesConfig, env, raw_env
-from mt_env.env import DiscreteActions
+from mt_env.aec import DiscreteActions
 from mt_env.rules import random_deal
 from mt_env.tiles import tile_set
 
@@ -68,7 +68,7 @@ def test_metadata_agents_and_spaces():
     u = e.unwrapped
     assert u.metadata == {
         "name": "mexican_train_v0",
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -123,7 +123,8 @@ def test_rules_options_and_invalid_options():
         dict(reward="money"),
         dict(reward_scale=0),
         dict(reward_scale=float("nan")),
-        dict(render_mode="rgb_array"),
+        dict(render_mode="video"),
+        dict(illegal_action="ignore"),
     ]
     for kwargs in bad:
         with pytest.raises(ValueError):
@@ -405,7 +406,7 @@ def _play_script(e):
     infos1 = {a: dict(i) for a, i in e.infos.items()}
     seen = {"player_0": e.last()[1]}  # seat 0 starts round 2
     e.step(c.pass_)
-    assert e.rewards == {a: 0.0 for a in e.agents} and e.infos["player_1"] == {}
+    assert e.rewards == {a: 0.0 for a in e.agents} and not e.infos["player_1"]["round_ended"]
     seen["player_1"] = e.last()[1]
     e.step(c.pass_)
     seen["player_2"] = e.last()[1]
@@ -448,11 +449,15 @@ def test_rewards_scripted_match(mode):
     assert [cumulative[a] for a in agents] == pytest.approx(r2)
     if mode in ("score_zero_sum", "rank"):
         assert sum(r1) == pytest.approx(0) and sum(r2) == pytest.approx(0)
-    assert infos1["player_0"]["round_result"]["scores"] == (0, 50, 15)
-    assert infos1["player_0"]["round_result"]["end_reason"] == "out"
+    first = infos1["player_0"]
+    assert first["round_ended"] and first["round_index"] == 0
+    assert first["round_scores"].tolist() == [0, 50, 15]
+    assert first["round_out_seats"].tolist() == [True, False, False]  # seat 0 went out
+    assert first["totals"].tolist() == [0, 50, 15]
     info = e.infos["player_1"]
-    assert info["round_result"]["scores"] == (12, 14, 0)
-    assert info["totals"] == [12, 64, 15] and info["places"] == [1, 3, 2]
+    assert info["round_ended"] and info["round_index"] == 1
+    assert info["round_scores"].tolist() == [12, 14, 0]
+    assert info["totals"].tolist() == [12, 64, 15] and info["places"].tolist() == [1, 3, 2]
 
 
 def test_rewards_scale_and_positive_scoring():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import gymnasium
 import numpy as np
 import pytest
 from conftest import make_deal
@@ -20,40 +21,68 @@ def first_legal(obs):
     return int(np.flatnonzero(obs["action_mask"])[0])
 
 
+def test_gymnasium_check_env_passes_on_the_default_wrapper():
+    """check_env steps with unmasked ``action_space.sample()`` — once sampled *before* a
+    seeded reset — and the default illegal_action="terminate" handles it; no check is
+    skipped (render modes are checked through gymnasium.make, which gives a spec)."""
+    check_env(MexicanTrainGymEnv())
+    check_env(gymnasium.make("mt_env/MexicanTrain-v0", num_seats=2, render_mode="ansi").unwrapped)
+
+
 @pytest.mark.parametrize(
     "options",
     [
-        dict(num_seats=4, num_rounds=1),
         dict(num_seats=2, num_rounds=2, learner_seat="random", first_turn="single"),
         dict(num_seats=3, num_rounds=1, render_mode="ansi", reward="rank"),
+        dict(num_seats=3, num_rounds=1, illegal_action="penalize"),
     ],
 )
-def test_gymnasium_check_env_passes(options):
-    """check_env steps with unmasked ``action_space.sample()`` — once sampled *before* a
-    seeded reset — so it runs with illegal_action="terminate" (see the class docs)."""
-    env = MexicanTrainGymEnv(illegal_action="terminate", **options)
-    check_env(env)
+def test_gymnasium_check_env_passes_with_options(options):
+    check_env(MexicanTrainGymEnv(**options))
 
 
-def test_illegal_learner_action_raises_by_default_and_never_plays():
+def _illegal(obs):
+    legal = np.flatnonzero(obs["action_mask"]).tolist()
+    return legal, next(a for a in range(len(obs["action_mask"])) if a not in legal)
+
+
+def test_illegal_learner_action_terminates_by_default_and_never_plays():
     env = MexicanTrainGymEnv(num_seats=4)
     obs, _ = env.reset(seed=0)
-    legal = np.flatnonzero(obs["action_mask"]).tolist()
-    illegal = next(a for a in range(env.action_space.n) if a not in legal)
-    with pytest.raises(ValueError) as info:
-        env.step(illegal)
-    assert isinstance(info.value, IllegalMoveError) and f"action {illegal} " in str(info.value)
-    assert np.array_equal(env._observe()["observation"], obs["observation"])
-    env.step(legal[0])  # the episode goes on
-
-    env = MexicanTrainGymEnv(num_seats=4, illegal_action="terminate", illegal_reward=-2.0)
-    obs, _ = env.reset(seed=0)
+    legal, illegal = _illegal(obs)
     out, reward, terminated, truncated, info = env.step(illegal)
-    assert (reward, terminated, truncated) == (-2.0, True, False)
-    assert "illegal_action" in info and "not legal" in info["error"]
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert info["illegal_action"] is True and not info["to_act"]
+    assert not info["action_mask"].any() and not out["action_mask"].any()
+    assert f"action {illegal} " in env.last_illegal_error and "not legal" in env.last_illegal_error
     assert np.array_equal(out["observation"], obs["observation"])  # nothing was played
     with pytest.raises(RuntimeError):
         env.step(legal[0])
+    for bad in (env.action_space.n, -1, 2.0):  # outside the action space: always an error
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match="not in the action space"):
+            env.step(bad)
+
+
+def test_illegal_learner_action_penalize_and_raise():
+    env = MexicanTrainGymEnv(num_seats=4, illegal_action="penalize", illegal_reward=-2.0)
+    obs, _ = env.reset(seed=0)
+    legal, illegal = _illegal(obs)
+    out, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated) == (-2.0, False, False)
+    assert info["illegal_action"] and info["to_act"]
+    assert np.array_equal(out["observation"], obs["observation"])
+    assert np.array_equal(out["action_mask"], obs["action_mask"])  # same position, same mask
+    out, reward, terminated, truncated, info = env.step(legal[0])  # the episode goes on
+    assert not info["illegal_action"]
+
+    env = MexicanTrainGymEnv(num_seats=4, illegal_action="raise")
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError) as err:
+        env.step(illegal)
+    assert isinstance(err.value, IllegalMoveError) and f"action {illegal} " in str(err.value)
+    assert np.array_equal(env._observe()["observation"], obs["observation"])
+    env.step(legal[0])  # the episode goes on
 
 
 def test_invalid_arguments():
@@ -63,7 +92,7 @@ def test_invalid_arguments():
         dict(opponents=[None] * 4),
         dict(opponents="random"),
         dict(illegal_action="ignore"),
-        dict(render_mode="rgb_array"),
+        dict(render_mode="video"),
         dict(reward="money"),
         dict(num_seats=99),
     ]:
@@ -110,7 +139,7 @@ def test_full_matches_with_given_opponents_only_show_the_learner():
             steps += 1
         assert env.match.is_over and len(env.match.results) == 2
         assert not obs["action_mask"].any()
-        assert info["places"] == env.match.places()
+        assert info["places"].tolist() == env.match.places()
     assert all(c > 0 for c in calls.values())
 
 
@@ -174,7 +203,7 @@ def test_explicit_deal_scripted_opponents_and_render():
     obs, reward, terminated, _, info = env.step(play_63)
     assert (reward, terminated) == (0.0, False) and env.match.state.seat == 1  # R11 goes on
     obs, reward, terminated, _, info = env.step(env.codec.pass_)
-    assert terminated and info["round_results"][0]["scores"] == (0, 50, 15)
+    assert terminated and info["round_ended"] and info["round_scores"].tolist() == [0, 50, 15]
     assert reward == pytest.approx(-0.5 - (0.0 - 0.15) / 2)  # score_zero_sum, scale 0.01
-    assert info["places"] == [1, 3, 2] and info["totals"] == [0, 50, 15]
+    assert info["places"].tolist() == [1, 3, 2] and info["totals"].tolist() == [0, 50, 15]
     assert "Match over" in env.render()

@@ -24,7 +24,12 @@ STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 CORE = {f"mt_env.{m}" for m in ("tiles", "config", "rules", "match", "actions", "rewards")}
 CORE.add("mt_env")
-CODEC_ENV = {f"mt_env.{m}" for m in ("observation", "render", "env", "gym_env")}
+CODEC_ENV = {
+    f"mt_env.{m}" for m in ("observation", "state", "render", "aec", "gym_env", "wrappers")
+}
+# Pillow draws render_mode="rgb_array" pictures: only mt_env.picture imports it, and the
+# environments import mt_env.picture only when a picture is asked for.
+PICTURE = {"mt_env.picture"}
 SCRIPTED = {f"mt_env.agents.{m}" for m in ("base", "baselines", "chains", "longest_train", "search")}
 SCRIPTED.add("mt_env.agents")
 
@@ -32,6 +37,7 @@ SCRIPTED.add("mt_env.agents")
 LAYERS = {
     "core": (set(), CORE),
     "codec_env": ({"numpy", "gymnasium", "pettingzoo"}, CORE | CODEC_ENV),
+    "picture": ({"numpy", "PIL"}, CORE | CODEC_ENV | PICTURE),
     "scripted": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED),
     "learning": ({"numpy", "torch"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.ppo"}),
     "evaluation": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.evaluation"}),
@@ -43,6 +49,8 @@ def layer_of(module: str) -> str:
         return "core"
     if module in CODEC_ENV:
         return "codec_env"
+    if module in PICTURE:
+        return "picture"
     if module in SCRIPTED:
         return "scripted"
     if module == "mt_env.agents.ppo" or module.startswith("mt_env.agents.ppo."):
@@ -131,7 +139,7 @@ def test_the_layer_check_catches_a_wrong_edge():
     [
         ("import mt_env.rules", ("gymnasium", "pettingzoo", "torch", "numpy")),
         ("import mt_env", ("gymnasium", "pettingzoo", "torch", "numpy")),
-        ("import mt_env.env, mt_env.gym_env", ("torch",)),
+        ("import mt_env.aec, mt_env.gym_env, mt_env.wrappers", ("torch", "PIL")),
         ("import mt_env.agents, mt_env.agents.search", ("torch", "gymnasium", "pettingzoo")),
         ("import mt_env.agents.evaluation.tournament", ("torch",)),
     ],
@@ -147,7 +155,7 @@ def test_importing_a_lower_layer_loads_no_higher_library(statement, forbidden):
 def test_lazy_environment_names_still_import():
     import mt_env
 
-    assert mt_env.raw_env.__module__ == "mt_env.env"
+    assert mt_env.raw_env.__module__ == "mt_env.aec"
     assert mt_env.MexicanTrainGymEnv.__module__ == "mt_env.gym_env"
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         mt_env.nonexistent  # noqa: B018
