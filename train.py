@@ -5,6 +5,7 @@
     python train.py --config default-2seat --learning-rate 1e-4 # any option, on the command line
     python train.py --resume runs/NAME/checkpoint.pt            # continue an interrupted run
     python train.py --config quick --help                       # every option with its doc
+    python train.py --config quick --no-progress                # no bars: a summary line per phase
 
 --config NAME (a preset in configs/, or a .toml path) and --resume PATH are read first; every
 other flag is a TrainConfig field below (underscores written as dashes) overriding them.
@@ -23,6 +24,8 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
+import importlib.resources
 import json
 import math
 import os
@@ -35,9 +38,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
-import tyro
+
+try:
+    import torch
+    import tyro
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+except ImportError as err:  # the environment-only install has none of these
+    raise SystemExit(
+        f"the trainer needs the 'train' extra ({err}): pip install 'mt_env[train]' "
+        f"(or bash scripts/setup.sh in a checkout)"
+    ) from None
+
 from mt_env.agents.evaluation.report import evaluate, evaluation_table
+from mt_env.agents.features import layout
 from mt_env.agents.ppo.checkpoint import (
     TrainerState,
     policy_export,
@@ -47,16 +61,13 @@ from mt_env.agents.ppo.checkpoint import (
     trainer_checkpoint,
 )
 from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
-from mt_env.agents.ppo.features import layout
 from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
 from mt_env.agents.ppo.rollout import Collectors, RolloutSpec, parse_opponent_mix
-from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
-
 from mt_env.config import RulesConfig
 from mt_env.rewards import check_reward_mode
 
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+# The presets: configs/ beside this file, installed with it as package data of mt_env.cli.
+CONFIG_DIR = importlib.resources.files("mt_env.cli") / "configs"
 CRITICS = ("observation", "privileged")
 
 # The rules options as the trainer takes them: RulesConfig's fields with their declared
@@ -117,7 +128,7 @@ class TrainConfig:
     network that also sees the other hands and the boneyard; training only, the policy
     still sees only its observation)"""
     features: str = "pairs"
-    """policy input features: none | planning | pairs (agents/ppo/features.py)"""
+    """policy input features: none | planning | pairs (agents/features.py)"""
     reward: str = "score_zero_sum"
     """reward scheme of mt_env.rewards: score | score_zero_sum | rank | win"""
     reward_scale: float = 0.01
@@ -156,7 +167,7 @@ class TrainConfig:
     resume: str = ""
     """checkpoint to resume from (its run folder and options are reused)"""
     progress: bool = True
-    """show a progress bar"""
+    """a progress bar per phase (cloning, PPO, evaluations); --no-progress: a summary line per phase"""
     rules: RulesOptions = field(default_factory=RulesOptions)  # type: ignore[valid-type]
     """the rules of the game trained on (mt_env.config.RulesConfig options)"""
 
@@ -210,7 +221,7 @@ def config_from_dict(data: dict, where: str) -> TrainConfig:
 def load_preset(name: str) -> TrainConfig:
     path = Path(name) if name.endswith(".toml") else CONFIG_DIR / f"{name}.toml"
     if not path.is_file():
-        known = sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
+        known = sorted(p.name.removesuffix(".toml") for p in CONFIG_DIR.iterdir() if p.name.endswith(".toml"))
         raise ValueError(f"--config {name}: no such preset; known presets: {known}")
     with path.open("rb") as f:
         return config_from_dict(tomllib.load(f), str(path))
@@ -237,11 +248,33 @@ LOG_COLUMNS = (
     "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
     "eval_win_rate",
 )
+PPO_BAR = "{desc}: {percentage:3.0f}%|{bar}| {remaining} left{postfix}"  # % of the run's budget
 
 
 def weights(module: torch.nn.Module) -> dict:
     """A detached copy of a module's state dict (for collectors and the opponent pool)."""
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def run_done(cfg: TrainConfig, step: int, elapsed: float) -> float:
+    """% of the run done: steps of total_steps, or time of the time limit if that ends the run sooner."""
+    limit = cfg.time_limit_minutes * 60
+    steps = step / cfg.total_steps if cfg.total_steps else 1.0
+    return 100 * min(1.0, max(steps, elapsed / limit if limit else 0.0))
+
+
+def show_ppo_progress(bars: tuple, cfg: TrainConfig, step: int, elapsed: float, stats=None, sps=0.0):
+    """The PPO bar at run_done() with the steps and time used; below it, the last update's numbers."""
+    bar, status = bars
+    limit = cfg.time_limit_minutes * 60
+    clock = f", time {tqdm.format_interval(elapsed)} of {tqdm.format_interval(limit)}" if limit else ""
+    bar.set_postfix_str(f"learner steps {step:,}/{cfg.total_steps:,}{clock}", refresh=False)
+    bar.update(run_done(cfg, step, elapsed) - bar.n)
+    if stats:
+        won = "-" if math.isnan(stats["learner_win_rate"]) else f"{stats['learner_win_rate']:.0%}"
+        score = f"{stats['learner_round_score']:.1f}/{stats['opponent_round_score']:.1f}"
+        status.set_description_str(f"     last update: win rate {won}, round score me/opponents {score} "
+                                   f"(lower is better), {sps:,.0f} moves/s")
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -297,18 +330,18 @@ def main(argv: list[str] | None = None) -> Path:
 
     num_updates = math.ceil(cfg.total_steps / cfg.rollout_steps)
     start = time.time()
-    bar = tqdm(total=cfg.total_steps, initial=min(state.global_step, cfg.total_steps), unit="step",
-               disable=not cfg.progress, dynamic_ncols=True)
-    last_eval = "-"
+    bars = functools.partial(tqdm, disable=not cfg.progress, dynamic_ncols=True)  # a bar per phase
+    ppo_bars, stop = (), ""  # the PPO bar and its status line, made once cloning is done
     try:
         # -- optional behaviour cloning of a scripted teacher before PPO (counts in the time limit)
         if cfg.pretrain_teacher and not state.pretrained:
             t0 = time.time()
-            demo = demonstrations(specs, cfg.pretrain_teacher, cfg.pretrain_decisions, cfg.num_workers > 0)
+            demo = demonstrations(specs, cfg.pretrain_teacher, cfg.pretrain_decisions, cfg.num_workers > 0,
+                                  progress=bars)
             state.env_steps += demo["stats"]["env_steps"]
             t1 = time.time()
             fit = behaviour_clone(policy, critic, optimizer, demo, cfg.pretrain_epochs, cfg.vf_coef,
-                                  cfg.max_grad_norm)
+                                  cfg.max_grad_norm, progress=bars)
             state.pretrained = True
             for key, value in fit.items():
                 writer.add_scalar(f"pretrain/{key}", value, 0)
@@ -318,9 +351,13 @@ def main(argv: list[str] | None = None) -> Path:
             del demo
             save_checkpoint(run_dir / "checkpoint.pt", checkpoint())
 
+        done = run_done(cfg, state.global_step, time.time() - start)  # before PPO: cloning, a resumed run
+        ppo_bars = bars(total=100, initial=done, desc="PPO", bar_format=PPO_BAR), bars(bar_format="{desc}")
+        show_ppo_progress(ppo_bars, cfg, state.global_step, time.time() - start)
         while state.global_step < cfg.total_steps:
             if cfg.time_limit_minutes and time.time() - start > cfg.time_limit_minutes * 60:
-                print(f"time limit of {cfg.time_limit_minutes} min reached")
+                show_ppo_progress(ppo_bars, cfg, state.global_step, time.time() - start)  # at 100%
+                stop = f"stopped on the time limit of {cfg.time_limit_minutes:g} min: "
                 break
             state.iteration += 1
             if cfg.anneal_lr:  # linear to 0 over total_steps, or over the time limit if sooner
@@ -363,11 +400,12 @@ def main(argv: list[str] | None = None) -> Path:
                 save_checkpoint(run_dir / "checkpoint.pt", checkpoint())
             if due_eval:
                 summary = evaluate(run_dir / "checkpoint.pt", rules, cfg.eval_opponent, cfg.eval_games,
-                                   seed=cfg.seed)
+                                   seed=cfg.seed, progress=functools.partial(bars, leave=False))
                 eval_wr = summary["win_rate"]
                 for key in ("win_rate", "round_score", "place"):
                     writer.add_scalar(f"eval/{key}_vs_{cfg.eval_opponent}", summary[key], step)
-                last_eval = f"{eval_wr:.1%} [{summary['win_lo']:.1%}, {summary['win_hi']:.1%}]"
+                tqdm.write(f"update {state.iteration}: evaluation win rate vs {cfg.eval_opponent} "
+                           f"{eval_wr:.1%} [{summary['win_lo']:.1%}, {summary['win_hi']:.1%}]")
                 if eval_wr > state.best_eval:
                     state.best_eval = eval_wr
                     payload = checkpoint()
@@ -377,26 +415,24 @@ def main(argv: list[str] | None = None) -> Path:
                           stats["learner_round_score"], stats["opponent_round_score"],
                           *losses.values(), eval_wr])
             log_file.flush()
-            bar.update(steps)
-            bar.set_postfix(sps=f"{sps:,.0f}", win=f"{stats['learner_win_rate']:.2f}",
-                            score=f"{stats['learner_round_score']:.1f}/{stats['opponent_round_score']:.1f}",
-                            eval=last_eval)
+            show_ppo_progress(ppo_bars, cfg, step, time.time() - start, stats, sps)
     finally:
-        bar.close()
+        for bar in ppo_bars:
+            bar.close()
         collectors.close()
         payload = checkpoint()
         save_checkpoint(run_dir / "checkpoint.pt", payload)
         save_checkpoint(run_dir / "final.pt", policy_export(payload))
         writer.close()
         log_file.close()
-    print(f"trained {state.global_step} learner steps ({state.env_steps} env steps) in "
-          f"{time.time() - start:.0f} s; checkpoints in {run_dir}")
+    print(f"{stop}trained {state.global_step:,} of total_steps={cfg.total_steps:,} learner steps "
+          f"({state.env_steps:,} env steps) in {time.time() - start:.0f} s; checkpoints in {run_dir}")
 
     # -- final evaluation table against every baseline (of best.pt if evaluations kept one)
     if cfg.final_eval_games > 0:
         ckpt = run_dir / "best.pt" if (run_dir / "best.pt").exists() else run_dir / "final.pt"
         table = evaluation_table(ckpt, rules, cfg.final_eval_opponents, cfg.final_eval_games,
-                                 seed=cfg.seed + 1)
+                                 seed=cfg.seed + 1, progress=bars)
         print(table)
         (run_dir / "evaluation.md").write_text(table + "\n")
     return run_dir
@@ -465,5 +501,10 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
     }
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``mt-train`` command: :func:`main` on the command line's arguments, exit code 0."""
     main()
+
+
+if __name__ == "__main__":
+    cli()

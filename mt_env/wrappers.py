@@ -3,7 +3,7 @@
 :class:`PolicyFeatures` turns the observation of :class:`mt_env.MexicanTrainGymEnv` (or
 anything with the same ``Dict(observation, action_mask)`` space, e.g. a ``gymnasium.make``
 of it) into ``{"observation": policy input, "action_mask": mask}``, the policy input
-being :mod:`mt_env.agents.ppo.features`'s: the observation followed by features derived
+being :mod:`mt_env.agents.features`'s: the observation followed by features derived
 from it alone (the longest chain of the hand, per-tile, per-train and per-(tile, train)
 blocks — what makes the project's PPO strong). They leak nothing: they are computed from
 the observation.
@@ -11,9 +11,8 @@ the observation.
     env = PolicyFeatures(MexicanTrainGymEnv(num_seats=2), features="pairs")
     env = gymnasium.make("mt_env/MexicanTrainFeatures-v0", num_seats=2)  # the same
 
-The features code is numpy, but it lives in the learning package, whose ``__init__``
-imports torch: it is imported when a wrapper is built, never by importing this module,
-and a wrapper needs torch installed.
+The features code (numpy) is imported when a wrapper is built, never by importing this
+module; it needs no torch.
 The ``Box`` bounds are exact for the counted features (see :func:`feature_bounds`).
 """
 
@@ -29,13 +28,10 @@ from .config import RulesConfig
 
 
 def _features_module():
-    try:
-        from mt_env.agents.ppo import features  # numpy code; its package imports torch
-    except ImportError as err:  # pragma: no cover - depends on the installed extras
-        raise ImportError(
-            f"PolicyFeatures needs mt_env.agents.ppo.features, and importing that package "
-            f"imports torch ({err}): install the trainer's extra (mt_env[train]) or torch"
-        ) from err
+    # the features are the scripted layer's (numpy): imported when a wrapper is built, so
+    # that importing this module stays at the environments' layer
+    from mt_env.agents import features
+
     return features
 
 
@@ -77,9 +73,9 @@ def feature_bounds(config: RulesConfig, features: str) -> np.ndarray:
 
 class PolicyFeatures(gymnasium.ObservationWrapper, gymnasium.utils.RecordConstructorArgs):
     """``{"observation": obs, "action_mask": m}`` → ``{"observation": policy input,
-    "action_mask": m}`` with :mod:`mt_env.agents.ppo.features`' ``features`` set
+    "action_mask": m}`` with :mod:`mt_env.agents.features`' ``features`` set
     (``"pairs"`` by default, ``"planning"`` or ``"none"``); the space is a float32 ``Box``
-    of width :func:`mt_env.agents.ppo.features.layout` ``["input_size"]``."""
+    of width :func:`mt_env.agents.features.layout` ``["input_size"]``."""
 
     def __init__(self, env: gymnasium.Env, features: str = "pairs") -> None:
         gymnasium.utils.RecordConstructorArgs.__init__(self, features=features)

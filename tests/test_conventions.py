@@ -368,8 +368,7 @@ def test_sync_vector_env_with_masks_from_infos():
 
 # ============================================================================ features
 def test_policy_features_wrapper():
-    pytest.importorskip("torch")  # the features' package (mt_env.agents.ppo) imports it
-    from mt_env.agents.ppo.features import layout, make_featurizer
+    from mt_env.agents.features import layout, make_featurizer
 
     for features in ("pairs", "planning"):
         g = PolicyFeatures(MexicanTrainGymEnv(num_seats=2, num_rounds=2), features=features)

@@ -1,11 +1,11 @@
-"""Policy input features (agents/ppo/features.py): computed from the observation alone, and right."""
+"""Policy input features (agents/features.py): computed from the observation alone, and right."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from mt_env import Deal, Match, RulesConfig
-from mt_env.agents.ppo.features import PAIR_COLS, TILE_COLS, TRAIN_COLS, Featurizer, pair_layout
+from mt_env.agents.features import PAIR_COLS, TILE_COLS, TRAIN_COLS, Featurizer, pair_layout
 from mt_env.observation import ObservationEncoder
 from mt_env.tiles import tile_set
 

@@ -30,7 +30,10 @@ CODEC_ENV = {
 # Pillow draws render_mode="rgb_array" pictures: only mt_env.picture imports it, and the
 # environments import mt_env.picture only when a picture is asked for.
 PICTURE = {"mt_env.picture"}
-SCRIPTED = {f"mt_env.agents.{m}" for m in ("base", "baselines", "chains", "longest_train", "search")}
+SCRIPTED = {
+    f"mt_env.agents.{m}"
+    for m in ("base", "baselines", "chains", "features", "longest_train", "search")
+}
 SCRIPTED.add("mt_env.agents")
 
 # layer -> (third-party libraries allowed at top level, project module prefixes allowed)

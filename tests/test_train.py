@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ from mt_env import Match, RulesConfig
 from mt_env.agents.ppo import (
     CheckpointError,
     Collector,
+    Collectors,
     PolicyNet,
     PPOAgent,
     RolloutSpec,
@@ -235,3 +238,119 @@ def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys, smoke_args:
 
     train.main(["--resume", str(run / "checkpoint.pt"), "--total-steps", "300"])
     assert "behaviour cloning" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- progress, phase by phase
+@pytest.fixture
+def bars(monkeypatch) -> list:
+    """Every progress bar the trainer makes in this test (train.tqdm replaced by a subclass
+    that keeps them): their ``desc``, ``n`` and ``total`` after the run, no terminal parsing."""
+    made: list = []
+
+    class Kept(train.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(train, "tqdm", Kept)
+    return made
+
+
+def _bar(bars: list, desc: str):
+    (bar,) = [b for b in bars if b.desc.startswith(desc)]
+    return bar
+
+
+def test_cloning_reports_progress_up_to_the_requested_decisions(tmp_path: Path, capsys, bars: list,
+                                                               smoke_args: list[str]):
+    train.main([*smoke_args, "--progress", "--run-dir", str(tmp_path), "--total-steps", "0",
+                "--pretrain-teacher", "longest-train", "--pretrain-decisions", "333",
+                "--pretrain-epochs", "2"])
+    recorded = _bar(bars, "cloning: longest-train decisions recorded")
+    assert recorded.n == recorded.total == 333
+    fit = _bar(bars, "cloning: fitting 2 epochs")
+    assert fit.n == fit.total > 0 and "epoch=2/2" in str(fit)
+    err = capsys.readouterr().err
+    assert "333/333" in err and "cloning: fitting 2 epochs: 100%" in err
+
+
+def test_worker_processes_report_the_decisions_they_record():
+    """The main command records demonstrations in worker processes: each sends its counts while
+    it plays (several reports, not one at the end), ``min_steps`` in all."""
+    spec = RolloutSpec(
+        rules=RulesConfig(num_seats=2), num_games=4, seed=5, reward="score_zero_sum",
+        reward_scale=0.01, round_is_episode=True, learner_seats=1, opponent_mix={"greedy": 1.0},
+        features="none", hidden_sizes=(8,), gamma=1.0, gae_lambda=1.0, teacher="greedy",
+    )
+    other = dataclasses.replace(spec, seed=6)
+    reports: list[int] = []
+    collectors = Collectors([spec, other], processes=True)
+    try:
+        batch = collectors.demonstrate(401, reports.append)
+    finally:
+        collectors.close()
+    assert sum(reports) == 401 <= len(batch["actions"])
+    assert len(reports) > 2
+
+
+def test_a_run_stopped_by_the_time_limit_says_so(tmp_path: Path, capsys, monkeypatch, bars: list,
+                                                 smoke_args: list[str]):
+    """No wall clock: train.py's clock jumps an hour after the first PPO update, so a 1-minute
+    limit stops the run before the second, and the PPO bar ends at 100%."""
+
+    class Clock:
+        skipped = 0.0
+
+        def time(self) -> float:
+            return time.time() + self.skipped
+
+    clock = Clock()
+    update = train.ppo_update
+
+    def update_then_an_hour_passes(*args, **kwargs):
+        out = update(*args, **kwargs)
+        clock.skipped += 3600.0
+        return out
+
+    monkeypatch.setattr(train, "time", clock)
+    monkeypatch.setattr(train, "ppo_update", update_then_an_hour_passes)
+    run = train.main([*smoke_args, "--progress", "--run-dir", str(tmp_path), "--time-limit-minutes", "1"])
+    steps = load_checkpoint(run / "checkpoint.pt")["global_step"]
+    assert 300 <= steps < 600
+    out = capsys.readouterr().out
+    assert f"stopped on the time limit of 1 min: trained {steps:,} of total_steps=600 learner steps" in out
+    assert len((run / "log.csv").read_text().strip().splitlines()) == 1 + 1
+    ppo = _bar(bars, "PPO")
+    assert ppo.n == ppo.total == 100
+    assert f"learner steps {steps:,}/600, time 1:00:" in str(ppo)
+    status = [b for b in bars if "last update: win rate" in b.desc]
+    assert status and "round score me/opponents" in status[0].desc and "lower is better" in status[0].desc
+
+
+def test_evaluations_report_each_opponent(tmp_path: Path, capsys, bars: list, smoke_args: list[str]):
+    """The periodic evaluation says it is evaluating; the final one has a bar per opponent."""
+    train.main([*smoke_args, "--progress", "--run-dir", str(tmp_path), "--total-steps", "300",
+                "--eval-every", "1", "--eval-games", "2", "--final-eval-games", "2",
+                "--final-eval-opponents", "random", "greedy"])
+    periodic = _bar(bars, "evaluating vs longest-train")
+    assert periodic.n == periodic.total == 2
+    for opponent in ("random", "greedy"):
+        final = _bar(bars, f"final evaluation vs {opponent}")
+        assert final.n == final.total == 2
+    captured = capsys.readouterr()
+    assert "update 1: evaluation win rate vs longest-train" in captured.out
+    assert "| random |" in captured.out and "| greedy |" in captured.out
+    assert "final evaluation vs greedy: 100%" in captured.err
+
+
+def test_no_progress_prints_a_summary_line_per_phase_only(tmp_path: Path, capsys, smoke_args: list[str]):
+    train.main([*smoke_args, "--run-dir", str(tmp_path), "--total-steps", "300",
+                "--pretrain-teacher", "longest-train", "--pretrain-decisions", "200",
+                "--pretrain-epochs", "1", "--final-eval-games", "2", "--final-eval-opponents", "random"])
+    captured = capsys.readouterr()
+    assert "%|" not in captured.err and "%|" not in captured.out  # no bar anywhere
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("behaviour cloning of longest-train: ")
+    assert lines[1].startswith("trained ") and "of total_steps=300 learner steps" in lines[1]
+    assert lines[2].startswith("Evaluation of ") and lines[-1].startswith("| random |")
+    assert len(lines) == 2 + 5  # then the table: caption, blank line, header, rule, one row

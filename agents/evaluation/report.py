@@ -3,29 +3,34 @@
 :func:`evaluate` is the periodic evaluation (which keeps ``best.pt``) and :func:`evaluation_table`
 the table a training run ends with (``evaluation.md``). Both are duplicate tournaments
 (:func:`mt_env.agents.evaluation.tournament.run_tournament`): the checkpoint in one seat, the
-opponent in every other, every deal replayed under every rotation of the seats.
+opponent in every other, every deal replayed under every rotation of the seats. Both take
+``progress``: a tqdm-like bar factory (the trainer's), or None for no bar; each tournament
+then shows a bar of games done labelled with its opponent.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mt_env.agents import CHECKPOINT_PREFIX
 from mt_env.agents.evaluation.tournament import run_tournament
-
 from mt_env.config import RulesConfig
 
 
 def evaluate(
-    checkpoint: str | os.PathLike, rules: RulesConfig, opponent: str, games: int, seed: int
+    checkpoint: str | os.PathLike, rules: RulesConfig, opponent: str, games: int, seed: int,
+    progress: Callable | None = None, label: str = "evaluating",
 ) -> dict:
     """The checkpoint in one seat, ``opponent`` in every other seat: duplicate deals, rotated
     seats. Returns the checkpoint's result row (``win_rate``, ``win_lo``, ``win_hi``,
-    ``round_score``…, ``place``…; see :func:`mt_env.agents.evaluation.tournament.summarize`)."""
+    ``round_score``…, ``place``…; see :func:`mt_env.agents.evaluation.tournament.summarize`).
+    ``progress``: a bar factory; the bar of games is labelled "``label`` vs ``opponent``"."""
     spec = f"{CHECKPOINT_PREFIX}{checkpoint}"
     lineup = [spec] + [opponent] * (rules.num_seats - 1)
-    result = run_tournament(lineup, rules, games=games, seed=seed, workers=None, progress=False)
+    bar = False if progress is None else functools.partial(progress, desc=f"{label} vs {opponent}")
+    result = run_tournament(lineup, rules, games=games, seed=seed, workers=None, progress=bar)
     return result.agent_row(spec)
 
 
@@ -35,8 +40,10 @@ def evaluation_table(
     opponents: Sequence[str],
     games: int,
     seed: int,
+    progress: Callable | None = None,
 ) -> str:
-    """A markdown table of :func:`evaluate` against each opponent, with its caption."""
+    """A markdown table of :func:`evaluate` against each opponent, with its caption; with
+    ``progress``, a bar per opponent ("final evaluation vs NAME", games done/total)."""
     n = rules.num_seats
     lines = [
         f"Evaluation of {checkpoint} ({games} games each, {n} seats: the policy in one "
@@ -46,7 +53,7 @@ def evaluation_table(
         "|---|---|---|---|",
     ]
     for opponent in opponents:
-        s = evaluate(checkpoint, rules, opponent, games, seed)
+        s = evaluate(checkpoint, rules, opponent, games, seed, progress, label="final evaluation")
         lines.append(
             f"| {opponent} | {s['win_rate']:.1%} [{s['win_lo']:.1%}, {s['win_hi']:.1%}] | "
             f"{s['round_score']:.1f} [{s['round_score_lo']:.1f}, {s['round_score_hi']:.1f}] | "

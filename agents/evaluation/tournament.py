@@ -42,14 +42,14 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from mt_env.agents import CHECKPOINT_PREFIX, make_agent
 from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
-
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -479,14 +479,15 @@ def run_tournament(
     games: int,
     seed: int,
     workers: int | None = None,
-    progress: bool = True,
+    progress: bool | Callable = True,
     seating: str = "rotate",
     keep_records: bool = True,
 ) -> TournamentResult:
     """Play ``games`` (rounded up to whole deals) between the ``agents`` specs.
 
     ``workers``: processes (``None`` = every core; 1 = in this process). The result is the
-    same for any number of workers.
+    same for any number of workers. ``progress``: a bar of games done on stderr (True), none
+    (False), or a tqdm-like bar factory called with ``total`` and ``unit`` (to label the bar).
     """
     if not agents:
         raise ValueError("a tournament needs at least one agent")
@@ -503,7 +504,9 @@ def run_tournament(
         workers = os.cpu_count() or 1
     workers = max(1, min(workers, deals))
     bar = None
-    if progress:
+    if callable(progress):
+        bar = progress(total=total, unit="game")
+    elif progress:
         from tqdm import tqdm
 
         bar = tqdm(total=total, unit="game", desc="tournament", file=sys.stderr)

@@ -2,16 +2,23 @@
 
 | module | what |
 |---|---|
-| :mod:`mt_env.agents.ppo.features` | the policy input: observation + derived features, and its :func:`layout` |
 | :mod:`mt_env.agents.ppo.checkpoint` | checkpoint files, both directions: save/load, layout checks, trainer state, policy exports |
 | :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`) and :class:`PPOAgent` |
 | :mod:`mt_env.agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
 | :mod:`mt_env.agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
 
-The trainer (``train.py``) puts them together; ``make_agent("ckpt:PATH", config)`` loads a
+The policy's input features are :mod:`mt_env.agents.features` (numpy, no torch, so any
+library can use them). The trainer (``train.py``) puts them together; ``make_agent("ckpt:PATH", config)`` loads a
 checkpoint as a :class:`PPOAgent`.
 """
 
+from mt_env.agents.features import (
+    FEATURE_SETS,
+    Featurizer,
+    layout,
+    make_featurizer,
+    pair_layout,
+)
 from mt_env.agents.ppo.checkpoint import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
@@ -23,13 +30,6 @@ from mt_env.agents.ppo.checkpoint import (
     resume,
     save_checkpoint,
     trainer_checkpoint,
-)
-from mt_env.agents.ppo.features import (
-    FEATURE_SETS,
-    Featurizer,
-    layout,
-    make_featurizer,
-    pair_layout,
 )
 from mt_env.agents.ppo.policy import (
     PolicyNet,

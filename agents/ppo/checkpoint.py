@@ -9,7 +9,7 @@ carries a SHA-256 of its content, verified at every load:
 |---|---|
 | ``format``, ``format_version`` | ``"mt_env-ppo"``, :data:`CHECKPOINT_VERSION` |
 | ``sha256`` | :func:`content_digest` of every other entry (format 2; format-1 files, written before it existed, load unverified) |
-| ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`mt_env.agents.ppo.features.layout`) |
+| ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`mt_env.agents.features.layout`) |
 | ``rules`` | the :class:`~mt_env.config.RulesConfig` as a dict |
 | ``train_config`` | the full trainer configuration |
 | ``model`` | policy weights; ``hidden_sizes`` its shape |
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from mt_env.agents.ppo.features import layout
+from mt_env.agents.features import layout
 from mt_env.config import RulesConfig
 from mt_env.observation import OBSERVATION_VERSION
 

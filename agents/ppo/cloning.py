@@ -4,13 +4,19 @@
 seat of the trainer's rollout set-up and its real decisions (forced moves excluded) are
 recorded with their Monte-Carlo returns (:func:`demonstrations`); the policy is then fitted
 to its actions and the value function to those returns (:func:`behaviour_clone`).
+
+Both take ``progress``: a tqdm-like bar factory (called with ``total``, ``desc`` and ``unit``;
+the trainer's is ``functools.partial(tqdm, disable=not cfg.progress)``), or None for no bar.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 
 import torch
+
 from mt_env.agents.ppo.policy import legal_index, legal_log_probs
 from mt_env.agents.ppo.rollout import Collectors, RolloutSpec
 
@@ -18,18 +24,26 @@ DEMO_SEED_OFFSET = 104729
 """added to each rollout spec's seed: the demonstrations are played on other deals"""
 
 
-def demonstrations(specs: list[RolloutSpec], teacher: str, decisions: int, processes: bool) -> dict:
+def demonstrations(
+    specs: list[RolloutSpec], teacher: str, decisions: int, processes: bool,
+    progress: Callable | None = None,
+) -> dict:
     """At least ``decisions`` decisions of ``teacher`` in the learner seats of ``specs``'
-    matches, as a batch (``obs``, ``masks``, ``actions``, ``returns``, ``priv``, ``stats``)."""
+    matches, as a batch (``obs``, ``masks``, ``actions``, ``returns``, ``priv``, ``stats``).
+    ``progress``: a bar over the decisions recorded (the worker processes report counts)."""
     demo_specs = [
         dataclasses.replace(s, teacher=teacher, gae_lambda=1.0, seed=s.seed + DEMO_SEED_OFFSET)
         for s in specs
     ]
+    bar = progress(total=decisions, desc=f"cloning: {teacher} decisions recorded",
+                   unit="decision") if progress else None
     collectors = Collectors(demo_specs, processes)
     try:
-        return collectors.demonstrate(decisions)
+        return collectors.demonstrate(decisions, None if bar is None else bar.update)
     finally:
         collectors.close()
+        if bar is not None:
+            bar.close()
 
 
 def behaviour_clone(
@@ -42,12 +56,13 @@ def behaviour_clone(
     max_grad_norm: float,
     holdout: float = 0.05,
     batch: int = 512,
+    progress: Callable | None = None,
 ) -> dict:
     """Fit the policy to a teacher's decisions (cross-entropy over the legal actions, as in
     the PPO loss) and the value function (its head, or ``critic``) to their Monte-Carlo
     returns, for ``epochs`` epochs in minibatches of ``batch``, holding out ``holdout`` of the
     decisions; return the held-out action ``accuracy``, ``cross_entropy`` and value
-    ``explained_variance``."""
+    ``explained_variance``. ``progress``: a bar over the minibatches of all epochs."""
     obs = torch.from_numpy(demo["obs"])
     masks = torch.from_numpy(demo["masks"])
     actions = torch.from_numpy(demo["actions"])
@@ -68,8 +83,11 @@ def behaviour_clone(
         return ce, hit, value
 
     params = [p for group in optimizer.param_groups for p in group["params"]]
+    per_epoch = math.ceil(len(train_rows) / batch)
+    bar = progress(total=epochs * per_epoch, desc=f"cloning: fitting {epochs} epochs",
+                   unit="batch") if progress else None
     policy.train()
-    for _ in range(epochs):
+    for epoch in range(epochs):
         for mb in train_rows[torch.randperm(len(train_rows))].split(batch):
             ce, _, value = losses(mb)
             loss = ce.mean() + vf_coef * 0.5 * ((value - returns[mb]) ** 2).mean()
@@ -77,6 +95,12 @@ def behaviour_clone(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
+            if bar is not None:
+                bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}", "loss": f"{loss.item():.3f}"},
+                                refresh=False)
+                bar.update()
+    if bar is not None:
+        bar.close()
     policy.eval()
     with torch.no_grad():
         ce, hit, value = losses(test)

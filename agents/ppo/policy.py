@@ -1,6 +1,6 @@
 """The PPO networks and :class:`PPOAgent`, the trained policy as a tournament agent.
 
-The policy network sees the policy input of :mod:`mt_env.agents.ppo.features` (the observation
+The policy network sees the policy input of :mod:`mt_env.agents.features` (the observation
 vector of :mod:`mt_env.observation`, plus derived features when the checkpoint was trained
 with them) and returns masked action logits and a state value. Illegal actions get the
 dtype's minimum logit, so they are never sampled and carry no gradient; the PPO loss and
@@ -23,8 +23,7 @@ import torch
 from torch import nn
 
 from mt_env.agents.base import Agent
-from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
-from mt_env.agents.ppo.features import (
+from mt_env.agents.features import (
     GLOBAL_COLS,
     PAIR_COLS,
     TILE_COLS,
@@ -34,6 +33,7 @@ from mt_env.agents.ppo.features import (
     make_featurizer,
     pair_layout,
 )
+from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
 from mt_env.config import RulesConfig
 
 
@@ -62,7 +62,7 @@ class PolicyNet(nn.Module):
     """MLP trunk with a value head and a policy head over every action.
 
     Without ``pairs`` the policy head is one linear layer over all actions. With a
-    :class:`~mt_env.agents.ppo.features.PairLayout` (feature set ``"pairs"``) each play
+    :class:`~mt_env.agents.features.PairLayout` (feature set ``"pairs"``) each play
     ``(tile, train)`` is scored by one small MLP **shared by every pair**, from that
     tile's, that train's and that pair's features plus the trunk's state embedding;
     draw and pass come from a linear layer on the trunk. Sharing weights across tiles

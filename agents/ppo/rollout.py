@@ -38,14 +38,16 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 
 import numpy as np
 import torch
-from mt_env.agents import make_agent
-from mt_env.agents.ppo.features import make_featurizer
-from mt_env.agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
 
+from mt_env.agents import make_agent
+from mt_env.agents.features import make_featurizer
+from mt_env.agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -313,13 +315,15 @@ class Collector:
         self.ready = 0
         return batch
 
-    def demonstrate(self, min_steps: int) -> dict:
+    def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None) -> dict:
         """With ``spec.teacher``: play until at least ``min_steps`` teacher decisions of
         *finished* episodes are ready and return them as a batch. Values are recorded as 0,
-        so with ``spec.gae_lambda == 1`` the ``returns`` are Monte-Carlo returns."""
+        so with ``spec.gae_lambda == 1`` the ``returns`` are Monte-Carlo returns.
+        ``report(n)``: told of ``n`` more ready decisions in ~1% chunks (``min_steps`` in all)."""
         if not self.spec.teacher:
             raise ValueError("demonstrate() needs RolloutSpec.teacher (a scripted agent name)")
         enc = self.enc
+        reported, chunk = 0, max(1, min_steps // 100)
         while len(self.finished) < min_steps:
             for g in self.games:
                 self._advance_scripted(g)  # up to a teacher seat's real decision
@@ -330,6 +334,10 @@ class Collector:
                 self.record(g, seat, self.featurize(obs[None])[0], mask, action, 0.0, 0.0,
                             self._privileged(g, seat))
                 self.step(g, seat, action)
+            done = min(len(self.finished), min_steps)
+            if report is not None and done >= min(reported + chunk, min_steps):
+                report(done - reported)
+                reported = done
         batch = _stack(self.finished)
         batch["stats"] = self.stats.take()
         self.finished = []
@@ -393,8 +401,8 @@ def _worker(conn, spec: RolloutSpec) -> None:
         cmd, *args = conn.recv()
         if cmd == "collect":
             conn.send(collector.collect(*args))
-        elif cmd == "demonstrate":
-            conn.send(collector.demonstrate(*args))
+        elif cmd == "demonstrate":  # progress reports ("progress", n) first, then the batch
+            conn.send(collector.demonstrate(*args, report=lambda n: conn.send(("progress", n))))
         elif cmd == "pool":
             collector.set_pool(*args)
         elif cmd == "close":
@@ -415,6 +423,7 @@ class CollectorProcess:
         self.conn.send(("collect", state_dict, min_steps, critic_state))
 
     def start_demonstrate(self, min_steps: int) -> None:
+        """The worker answers with ``("progress", n)`` messages, then the batch."""
         self.conn.send(("demonstrate", min_steps))
 
     def result(self) -> dict:
@@ -450,14 +459,33 @@ class Collectors:
             return _merge([c.result() for c in self.items])
         return _merge([c.collect(state_dict, share, critic_state) for c in self.items])
 
-    def demonstrate(self, min_steps: int) -> dict:
-        """At least ``min_steps`` teacher decisions in all (split evenly), as one batch."""
+    def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None) -> dict:
+        """At least ``min_steps`` teacher decisions in all (split evenly), as one batch.
+        ``report(n)``: told of ``n`` more decisions as the collectors record them (each
+        worker process sends its counts), ``min_steps`` in all."""
         share = math.ceil(min_steps / len(self.items))
-        if self.processes:
-            for c in self.items:
-                c.start_demonstrate(share)
-            return _merge([c.result() for c in self.items])
-        return _merge([c.demonstrate(share) for c in self.items])
+        recorded = passed = 0  # decisions the collectors reported, and passed on (<= min_steps)
+
+        def relay(n: int) -> None:
+            nonlocal recorded, passed
+            recorded += n
+            if report is not None and min(recorded, min_steps) > passed:
+                report(min(recorded, min_steps) - passed)
+                passed = min(recorded, min_steps)
+
+        if not self.processes:
+            return _merge([c.demonstrate(share, relay) for c in self.items])
+        for c in self.items:
+            c.start_demonstrate(share)
+        results: dict = {}
+        while len(results) < len(self.items):
+            for conn in wait([c.conn for c in self.items if c.conn not in results]):
+                message = conn.recv()
+                if isinstance(message, tuple):
+                    relay(message[1])
+                else:
+                    results[conn] = message
+        return _merge([results[c.conn] for c in self.items])
 
     def set_pool(self, state_dicts: list[dict]) -> None:
         for c in self.items:
