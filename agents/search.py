@@ -1,6 +1,6 @@
 """``search``: determinized Monte-Carlo search on top of the ``longest-train`` plan.
 
-:class:`SearchAgent` is a *search* agent (STYLE.md): besides the observation it plays the
+:class:`SearchAgent` is a *search* agent (it says so in its name): besides the observation it plays the
 round on in imagined worlds: the observation becomes a :class:`mt_env.rules.PublicPosition`
 (:meth:`mt_env.observation.ObservationEncoder.position`), and
 :func:`mt_env.rules.determinize` completes it with *guessed* hidden tiles into a real

@@ -1,4 +1,4 @@
-"""The rules configuration: seats, set, hand size, every variant of RULES.md, match length.
+"""The rules configuration: seats, set, hand size, every variant of docs/rules.md, match length.
 
 ``RulesConfig`` is frozen and validated on construction; an invalid value raises
 ``ValueError`` naming the field, the value and what is allowed. Fields left as
@@ -90,7 +90,7 @@ def _choice(field: str, value, allowed) -> None:
 
 @dataclass(frozen=True)
 class RulesConfig:
-    """Every rule option of RULES.md. See the module docstring for the table."""
+    """Every rule option of docs/rules.md. See the module docstring for the table."""
 
     num_seats: int = 4
     max_pip: int | None = None

@@ -55,6 +55,19 @@ from .tiles import tile_set
 OBSERVATION_VERSION = 1
 
 
+def named_pieces(
+    shapes: list[tuple[str, tuple[int, ...]]],
+) -> tuple[dict[str, tuple[int, ...]], dict[str, slice], int]:
+    """A flat vector laid out as named pieces in order: their shapes, their slices, the size."""
+    pieces: dict[str, slice] = {}
+    offset = 0
+    for name, shape in shapes:
+        size = int(np.prod(shape))
+        pieces[name] = slice(offset, offset + size)
+        offset += size
+    return dict(shapes), pieces, offset
+
+
 class ObservationEncoder:
     """Builds observation vectors and action masks for one rules configuration."""
 
@@ -81,14 +94,7 @@ class ObservationEncoder:
             ("follow_up_train", (n + 1,)),
             ("scores", (n,)),
         ]
-        self.shapes = dict(shapes)
-        self.pieces: dict[str, slice] = {}
-        offset = 0
-        for name, shape in shapes:
-            size = int(np.prod(shape))
-            self.pieces[name] = slice(offset, offset + size)
-            offset += size
-        self.size = offset
+        self.shapes, self.pieces, self.size = named_pieces(shapes)
         # value = entry * scale for the counted pieces (the others are 0/1 or one-hot)
         self.scale = {
             "train_length": float(npip),

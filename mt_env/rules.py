@@ -1,4 +1,4 @@
-"""The rules of one round of Mexican Train (RULES.md sections 1–8, R26's round score).
+"""The rules of one round of Mexican Train (docs/rules.md sections 1–8, R26's round score).
 
 What lives here: :class:`Deal` (an explicit starting position), :func:`deal_from_order`
 and :func:`random_deal` (R4–R6, V-engine-aside), :class:`RoundState` (legal moves,
@@ -544,8 +544,8 @@ class RoundState:
     def public(self, seat: int) -> PublicPosition:
         """What ``seat`` knows now: everything public plus its own hand (see
         :class:`PublicPosition`); :func:`determinize` turns it back into a state."""
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self._n:
-            raise ValueError(f"seat={seat!r}: expected a seat in 0..{self._n - 1}")
+        if seat.__class__ is not int or not 0 <= seat < self._n:
+            seat = self._index(seat, "seat")
         drawn = self._drawn
         if drawn >= 0 and self._seat != seat:
             drawn = HIDDEN_DRAW  # everyone sees the draw, only the drawer the tile
@@ -702,6 +702,8 @@ class RoundState:
 
     def is_dead_double(self, train: int) -> bool:
         """R22: no tile in a hand or the boneyard bears this open double's pip."""
+        if train.__class__ is not int or not 0 <= train <= self._n:
+            train = self._index(train, "train")
         return not self._unplayed & self._ts.pip_mask[self._ends[train]]
 
     def first_turn_pending(self, seat: int) -> bool:
@@ -827,6 +829,11 @@ def determinize(
     ts = tile_set(cfg.max_pip)
     placed = 0
     for k, h in enumerate(hands):
+        if h.__class__ is not int or not 0 <= h <= ts.full_mask:
+            raise ValueError(
+                f"determinize: hands[{k}]={h!r}: expected a bitset (int) over the set's "
+                f"tile ids (None only at the observer's index)"
+            )
         if h.bit_count() != position.hand_sizes[k]:
             raise ValueError(
                 f"determinize: seat {k}'s guessed hand has {h.bit_count()} tiles, "
@@ -838,6 +845,10 @@ def determinize(
             placed |= h
     bone = 0
     for t in boneyard:
+        if t.__class__ is not int or not 0 <= t < ts.num_tiles:
+            raise ValueError(
+                f"determinize: boneyard tile {t!r}: expected a tile id in 0..{ts.num_tiles - 1}"
+            )
         bone |= ts.bit[t]
     if len(boneyard) != position.boneyard_size or bone.bit_count() != len(boneyard):
         raise ValueError(

@@ -56,6 +56,7 @@ import numpy as np
 
 from .config import RulesConfig
 from .match import Match
+from .observation import named_pieces
 from .tiles import tile_set
 
 STATE_VERSION = 1
@@ -93,14 +94,7 @@ class StateEncoder:
             ("scores", (n,)),
             ("match_over", (1,)),
         ]
-        self.shapes = dict(shapes)
-        self.pieces: dict[str, slice] = {}
-        offset = 0
-        for name, shape in shapes:
-            size = int(np.prod(shape))
-            self.pieces[name] = slice(offset, offset + size)
-            offset += size
-        self.size = offset
+        self.shapes, self.pieces, self.size = named_pieces(shapes)
         # value = entry * scale for the counted pieces
         self.scale = {
             "boneyard_order": float(t),

@@ -13,7 +13,15 @@ import random
 import numpy as np
 import pytest
 
-from mt_env import Deal, DealError, IllegalMoveError, RoundState, RulesConfig, random_deal
+from mt_env import (
+    Deal,
+    DealError,
+    IllegalMoveError,
+    RoundState,
+    RulesConfig,
+    determinize,
+    random_deal,
+)
 from mt_env.tiles import tile_set
 
 
@@ -52,6 +60,8 @@ def test_changing_the_returned_legal_moves_changes_nothing():
         ("train_ids", "train", 9),
         ("train_length", "train", True),
         ("public", "seat", -1),
+        ("is_dead_double", "train", -1),
+        ("is_dead_double", "train", 4),
     ],
 )
 def test_out_of_range_seats_and_trains_are_refused(accessor, kind, bad):
@@ -65,6 +75,22 @@ def test_numpy_integers_are_valid_seats_and_trains():
     st = fresh()
     assert st.hand(np.int64(1)) == st.hand(1)
     assert st.open_end(np.int8(3)) == st.open_end(3)
+    assert st.public(np.int64(0)) == st.public(0)
+
+
+def test_determinize_refuses_tile_ids_out_of_range():
+    """A negative id would index the last tile's bit and then read as "nothing drawn"."""
+    st = fresh()
+    position = st.public(0)
+    hands = [st.hand_mask(k) for k in range(3)]
+    bone = list(st.boneyard_ids)
+    for bad in (-1, st.tiles.num_tiles, 2.0):
+        with pytest.raises(ValueError, match="expected a tile id"):
+            determinize(position, hands, [bad, *bone[1:]])
+    with pytest.raises(ValueError, match=r"hands\[1\]=None: expected a bitset"):
+        determinize(position, [hands[0], None, hands[2]], bone)
+    with pytest.raises(ValueError, match=r"hands\[2\]=-1"):
+        determinize(position, [hands[0], hands[1], -1], bone)
 
 
 def test_rules_config_takes_numpy_scalars_as_the_values_they_stand_for():

@@ -13,7 +13,7 @@ from mt_env import RulesConfig
 from mt_env.config import VARIANTS
 from mt_env.tiles import SET_SIZES, tile_set
 
-# R3's table, written out from RULES.md: players -> (set, tiles each)
+# R3's table, written out from docs/rules.md: players -> (set, tiles each)
 R3_TABLE = {
     2: (9, 15),
     3: (9, 15),

@@ -127,50 +127,64 @@ def test_position_from_an_observation_gives_exactly_the_masked_moves(variant):
     assert checked > 450
 
 
-def test_decode_reads_back_every_piece_the_encoder_wrote():
-    config = RulesConfig(num_seats=4, num_rounds=2)
+@pytest.mark.parametrize("variant", [{}, {"doubles_order": "newest"}])
+def test_decode_reads_back_every_piece_the_encoder_wrote(variant):
+    """Every piece, for the seat to act and the waiting seats, in the observer's frame;
+    small hands on a double-6 set make open, dead and restricting doubles common."""
+    config = RulesConfig(num_seats=3, max_pip=6, hand_size=5, num_rounds=3, **variant)
     enc = ObservationEncoder(config)
     rng = random.Random(0)
-    match = Match(config, seed=11)
-    n, seen_follow, seen_marked = config.num_seats, 0, 0
-    for _ in range(MAX_MOVES):
-        if match.is_over:
-            break
-        st = match.state
-        for observer in range(n):  # the seat to act and the waiting seats
-            v = enc.decode(enc.encode(match, observer), enc.action_mask(match, observer))
-            absolute = rotated(list(range(n)), observer) + [n]
-            assert v.hand == st.hand_mask(observer)
-            assert v.table == st.table_mask
-            assert v.ends == [st.open_end(t) for t in absolute]
-            assert v.lengths == [st.train_length(t) for t in absolute]
-            assert v.marked == [st.is_marked(t) for t in absolute[:n]]
-            assert v.hand_sizes == [st.hand_size(t) for t in absolute[:n]]
-            assert v.first_pending == [st.first_turn_pending(t) for t in absolute[:n]]
-            assert v.boneyard == st.boneyard_size and v.engine == st.engine
-            assert v.round_index == match.round_index
-            assert v.totals == rotated(match.totals, observer)
-            assert v.to_act == (observer == st.seat)
-            if observer == st.seat:
-                assert v.free_first == st.in_free_first_turn
-                assert v.drawn == st.drawn_since_play
-                follow = st.follow_up_train
-                assert v.follow_up_train == (-1 if follow is None else absolute.index(follow))
-                seen_follow += follow is not None
-                legal = {st.codec.to_action(m, observer) for m in st.legal_moves()}
-                got = {a for a, _, _ in v.plays}
-                got |= {enc.codec.draw} if v.can_draw else set()
-                got |= {enc.codec.pass_} if v.can_pass else set()
-                assert got == legal
-                for a, tile, train in v.plays:
-                    assert enc.codec.play(tile, train) == a
-            else:
-                assert not (v.free_first or v.drawn or v.follow_up) and not v.plays
-                with pytest.raises(ValueError, match="not the seat to act"):
-                    enc.position(v)
-            seen_marked += any(v.marked)
-        match.apply(rng.choice(match.state.legal_moves()))
-    assert seen_follow > 0 and seen_marked > 0
+    n, seen_follow, seen_marked, seen_open, seen_dead = config.num_seats, 0, 0, 0, 0
+    for game in range(6):
+        match = Match(config, seed=11 + game)
+        for _ in range(MAX_MOVES):
+            if match.is_over:
+                break
+            st = match.state
+            for observer in range(n):  # the seat to act and the waiting seats
+                v = enc.decode(enc.encode(match, observer), enc.action_mask(match, observer))
+                absolute = rotated(list(range(n)), observer) + [n]
+                assert v.hand == st.hand_mask(observer)
+                assert v.table == st.table_mask
+                assert v.ends == [st.open_end(t) for t in absolute]
+                assert v.lengths == [st.train_length(t) for t in absolute]
+                assert v.marked == [st.is_marked(t) for t in absolute[:n]]
+                assert v.hand_sizes == [st.hand_size(t) for t in absolute[:n]]
+                assert v.first_pending == [st.first_turn_pending(t) for t in absolute[:n]]
+                assert v.boneyard == st.boneyard_size and v.engine == st.engine
+                assert v.round_index == match.round_index
+                assert v.totals == rotated(match.totals, observer)
+                assert v.to_act == (observer == st.seat)
+                assert v.mexican_started == st.mexican_started
+                od = st.open_doubles  # in the order they became open (R19)
+                order = od if config.doubles_order == "oldest" else od[::-1]  # next to satisfy first
+                assert [absolute[r] for r in v.open_order] == order
+                assert v.open_double == [t in od for t in absolute]
+                assert v.dead_double == [t in od and st.is_dead_double(t) for t in absolute]
+                seen_open += bool(od)
+                seen_dead += any(v.dead_double)
+                if observer == st.seat:
+                    assert v.free_first == st.in_free_first_turn
+                    assert v.drawn == st.drawn_since_play
+                    follow = st.follow_up_train
+                    assert v.follow_up_train == (-1 if follow is None else absolute.index(follow))
+                    r = st.restricting_train
+                    assert v.restricting == (-1 if r is None else absolute.index(r))
+                    seen_follow += follow is not None
+                    legal = {st.codec.to_action(m, observer) for m in st.legal_moves()}
+                    got = {a for a, _, _ in v.plays}
+                    got |= {enc.codec.draw} if v.can_draw else set()
+                    got |= {enc.codec.pass_} if v.can_pass else set()
+                    assert got == legal
+                    for a, tile, train in v.plays:
+                        assert enc.codec.play(tile, train) == a
+                else:
+                    assert not (v.free_first or v.drawn or v.follow_up) and not v.plays
+                    with pytest.raises(ValueError, match="not the seat to act"):
+                        enc.position(v)
+                seen_marked += any(v.marked)
+            match.apply(rng.choice(match.state.legal_moves()))
+    assert seen_follow > 0 and seen_marked > 0 and seen_open > 0 and seen_dead > 0
 
 
 def test_determinize_refuses_a_guess_that_does_not_fit():

@@ -1,7 +1,7 @@
 """Property tests over random games: every seat count 2..14, every set, every variant.
 
 Each random round is played in lockstep with ``Ref``, a plain reference model written
-from RULES.md (sets of ``(a, b)`` tiles, oriented trains, lists — nothing shared with the
+from docs/rules.md (sets of ``(a, b)`` tiles, oriented trains, lists — nothing shared with the
 core but the Deal). After every move the two must agree on the legal moves and on the
 whole visible position. At sampled states the invariants of the brief are checked:
 tile conservation, trains chaining from the engine, every legal move applying on a copy,
@@ -31,7 +31,7 @@ def canon(t):
 
 
 class Ref:
-    """A reference round, straight from RULES.md sections 4–8 and R26."""
+    """A reference round, straight from docs/rules.md sections 4–8 and R26."""
 
     def __init__(self, config: RulesConfig, deal) -> None:
         self.c = config

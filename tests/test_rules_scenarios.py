@@ -1,7 +1,7 @@
-"""Scripted rounds from explicit deals, one or more per rule id of RULES.md.
+"""Scripted rounds from explicit deals, one or more per rule id of docs/rules.md.
 
 Every expected value here (legal move sets, markers, open doubles, scores, places) is
-worked out by hand from RULES.md. Unless stated otherwise a scenario uses a double-6
+worked out by hand from docs/rules.md. Unless stated otherwise a scenario uses a double-6
 set with engine 6|6 and two seats, so trains 0 and 1 are the seats' personal trains
 and train 2 is the Mexican train (R8). The boneyard of ``make_deal`` is the tiles
 listed first, then every other tile in id order (0|0, 0|1, …, 5|6).
