@@ -65,6 +65,92 @@ def prepare(scratch: Path) -> None:
     shutil.copytree(scratch / "configs", cli / "configs")
 
 
+# ---------------------------------------------------------------- the mutants
+OBS = "mt_env/observation.py"
+OBS_T = ("tests/test_determinize.py", "tests/test_env.py", "tests/test_conventions.py")
+mutant(OBS, "obs[sc + r] = totals[rel[r]] * inv_score", "obs[sc + r] = totals[r] * inv_score",
+       "scores in absolute seat order", *OBS_T)
+mutant(OBS, """            if cfg.doubles_order == "newest":
+                open_doubles.reverse()""", """            pass""",
+       "newest-first open doubles (V-doubles-reverse) ignored", *OBS_T)
+mutant(OBS, """                if st.is_dead_double(tr):
+                    ones.append(o["dead_double"] + r)""", """                pass""",
+       "the dead-double bit never set", *OBS_T)
+mutant(OBS, """ones += (p + 2, o["follow_up_train"] + to_rel[follow])""",
+       """ones += (p + 2, o["follow_up_train"] + follow)""", "the follow-up train absolute", *OBS_T)
+mutant(OBS, "if st.seat == seat and not st.is_over:", "if not st.is_over:",
+       "phase bits for every seat", *OBS_T)
+mutant(OBS, """ones.append(o["restricting"] + to_rel[restricting])""",
+       """ones.append(o["restricting"] + restricting)""", "the restricting train absolute", *OBS_T)
+mutant(OBS, "obs[hs + r] = st.hand_size(k) * inv_hand", "obs[hs + r] = st.hand_size(r) * inv_hand",
+       "hand sizes in absolute seat order", *OBS_T)
+mutant(OBS, "if st.first_turn_pending(k):", "if st.first_turn_pending(r):",
+       "first-turn flags in absolute seat order", *OBS_T)
+mutant(OBS, """            turn_plays = 1 if v.follow_up else 0""", """            turn_plays = 0""",
+       "position(): a follow-up turn has played no tile", *OBS_T)
+mutant(OBS, """            drawn = v.plays[0][1]  # after a draw only the drawn tile may be played (R17)""",
+       """            drawn = -1""", "position(): the drawn tile forgotten", *OBS_T)
+
+RULES = "mt_env/rules.py"
+RULES_T = ("tests/test_rules_scenarios.py", "tests/test_rules_properties.py",
+           "tests/test_determinize.py", "tests/test_bad_input.py")
+mutant(RULES, "            self._marked &= ~(1 << s)  # R10", "            pass  # R10",
+       "playing on one's own train does not lift its marker (R10)", *RULES_T)
+mutant(RULES, """            td.remove(tr)  # the double played on it this turn is followed up (R16): not open""",
+       """            pass""", "a followed-up double still becomes open (R19)", *RULES_T)
+mutant(RULES, "return legal[:]", "return legal", "legal_moves() hands out its cache", *RULES_T)
+mutant(RULES, """        order = od if self._oldest_first else od[::-1]
+        if not self._dead_rule:""", """        order = od
+        if not self._dead_rule:""", "V-doubles-reverse ignored when restricting", *RULES_T)
+mutant(RULES, """        return -1  # R22: every open double is dead""",
+       """        return od[0]  # R22: every open double is dead""", "a dead double still restricts (R22)", *RULES_T)
+mutant(RULES, "and self._no_play_turns >= n", "and self._no_play_turns >= n - 1",
+       "a round blocks one turn early (R25)", *RULES_T)
+mutant(RULES, "    if placed & bone or placed | bone != position.unseen:",
+       "    if placed & bone:", "determinize accepts a guess that leaves tiles out", *RULES_T)
+mutant(RULES, """    st._turn_doubles = list(position.turn_doubles)""", """    st._turn_doubles = []""",
+       "determinize forgets this turn's doubles", *RULES_T)
+mutant(RULES, """            drawn = HIDDEN_DRAW  # everyone sees the draw, only the drawer the tile""",
+       """            pass""", "public() shows another seat's drawn tile", *RULES_T)
+mutant(RULES, """            seat = (seat + 1) % n""", """            seat = (seat + 2) % n""",
+       "seats draw for the engine out of turn (R6)", *RULES_T)
+
+MATCH = "mt_env/match.py"
+MATCH_T = ("tests/test_rules_scenarios.py", "tests/test_rules_properties.py", "tests/test_env.py")
+mutant(MATCH, "keys.append((totals[k], -zeros, min(nonzero) if nonzero else math.inf))",
+       "keys.append((totals[k], zeros, min(nonzero) if nonzero else math.inf))",
+       "R28: fewer zero rounds wins the tie", *MATCH_T)
+mutant(MATCH, "return tuple(total - values[k] if k in out else 0 for k in range(len(values)))",
+       "return tuple(total - values[k] if k not in out else 0 for k in range(len(values)))",
+       "V-positive-score: the seats left holding tiles collect", *MATCH_T)
+mutant(MATCH, "first = 0 if previous_start is None else (previous_start + 1) % cfg.num_seats",
+       "first = 0 if previous_start is None else previous_start",
+       "R6: the first drawer does not rotate", *MATCH_T)
+
+REW = "mt_env/rewards.py"
+REW_T = ("tests/test_env.py", "tests/test_rollout_credit.py", "tests/test_gym_env.py")
+mutant(REW, "return [r - (total - r) / (n - 1) for r in raw]", "return [r - total / n for r in raw]",
+       "score_zero_sum subtracts the mean of all seats", *REW_T)
+mutant(REW, "ranks = [p + (places.count(p) - 1) / 2 for p in places]", "ranks = list(places)",
+       "rank reward ignores ties", *REW_T)
+mutant(REW, "return [1.0 / k if p == 1 else 0.0 for p in places]",
+       "return [1.0 if p == 1 else 0.0 for p in places]", "win reward not shared by tied winners", *REW_T)
+
+SEARCH = "agents/search.py"
+SEARCH_T = ("tests/test_agents.py",)
+mutant(SEARCH, "                    lacks |= 1 << ends[t]", "                    lacks |= 1 << (ends[t] + 1) % 10",
+       "search infers the wrong pips a seat lacks", *SEARCH_T)
+mutant(SEARCH, "            return chain[: max(0, len(chain) - self.reserve)]",
+       "            return chain", "search keeps no tile back in its free first turn", *SEARCH_T)
+
+CHAINS = "agents/chains.py"
+CHAINS_T = ("tests/test_agents.py", "tests/test_features.py")
+mutant(CHAINS, "                if length > best[0] or (length == best[0] and weight > best[1]):",
+       "                if length > best[0]:", "longest chain ignores the heavier tie-break", *CHAINS_T)
+mutant(CHAINS, "        if self._left > 0:  # only exact answers are kept (a capped search may be short)",
+       "        if True:", "capped (inexact) answers are memoized", *CHAINS_T)
+
+
 def run(m: Mutant, scratch: Path) -> str:
     targets = [scratch / q for q in mirrors(m.path)]
     sources = [t.read_text() for t in targets]

@@ -99,7 +99,7 @@ def test_position_from_an_observation_gives_exactly_the_masked_moves(variant):
     """At every decision, the observer's decoded observation determinized with the true
     hidden tiles (in the observer's frame) has the action mask as its legal moves, and
     plays the rest of the observer's turn identically."""
-    checked = 0
+    checked = seen_drawn = 0
     for num_seats, seed in [(2, 0), (2, 1), (4, 0), (7, 0)]:
         config = RulesConfig(num_seats=num_seats, num_rounds=2, **variant)
         enc = ObservationEncoder(config)
@@ -115,6 +115,11 @@ def test_position_from_an_observation_gives_exactly_the_masked_moves(variant):
             world = determinize(position, [None, *hands[1:]], bone, drawn=drawn_id(st))
             assert sorted(world.legal_moves()) == np.flatnonzero(mask).tolist()
             assert world.seat == 0 and position.seat == 0
+            # the turn so far, as far as an observation tells it
+            assert (position.turn_plays > 0) == (st.tiles_played_this_turn > 0)
+            if st.drawn_since_play and position.drawn != HIDDEN_DRAW:
+                assert position.drawn == drawn_id(st)
+                seen_drawn += 1
             move = rng.choice(st.legal_moves())
             match.apply(move)
             checked += 1
@@ -124,7 +129,7 @@ def test_position_from_an_observation_gives_exactly_the_masked_moves(variant):
                     st.legal_moves()
                 )
         assert match.is_over
-    assert checked > 450
+    assert checked > 450 and seen_drawn > 0
 
 
 @pytest.mark.parametrize("variant", [{}, {"doubles_order": "newest"}])
