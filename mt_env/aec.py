@@ -35,7 +35,8 @@ for agent in e.agent_iter():
 
 Constructor: `raw_env(render_mode=None, reward="score_zero_sum", reward_scale=0.01,
 illegal_action="raise", illegal_reward=-1.0, config=None, **rules_options)`;
-`env(**kwargs)` wraps it in `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper`;
+`env(**kwargs)` wraps it in `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper`
+(PettingZoo's, made strict: see "Episode");
 `parallel_env(**kwargs)` builds the parallel env on a `raw_env(**kwargs)`. The rules
 options are the fields of :class:`mt_env.config.RulesConfig` (`num_seats`, `max_pip`,
 `hand_size`, `first_turn`, `follow_up_on_double`, `doubles_order`, `dead_doubles`,
@@ -143,7 +144,12 @@ full :class:`~mt_env.match.RoundResult` of the last round.
 An episode is one match of `num_rounds` rounds (R5; `num_rounds=1` gives one-round
 episodes). When a move ends a round the match deals the next round at once and play
 goes on. When the last round ends every agent is terminated (no truncation: rounds end
-by R23–R25); each then steps `None` (`_was_dead_step`) and leaves `agents`.
+by R23–R25); each then steps `None` (`_was_dead_step`) and leaves `agents` (a done
+agent's non-`None` action raises `ValueError`). A `step()` once `agents` is empty —
+or before the first `reset()` — raises `RuntimeError` saying so and asking for
+`reset()`, in `raw_env`, in `env()` (PettingZoo's `OrderEnforcingWrapper` would only log
+a warning and drop the action; :class:`OrderEnforcingWrapper` here raises) and in
+`parallel_env()`; nothing changes.
 `reset(seed=s)` makes reproducible deals from `random.Random(s)`; `reset()` without a
 seed continues from the env's own generator. `reset(options={"deal": deal})` (a
 :class:`~mt_env.rules.Deal` or a mapping with keys hands, boneyard, engine, start_seat)
@@ -232,12 +238,41 @@ class DiscreteActions(spaces.Discrete):
         return super().contains(x)
 
 
+def episode_over_message(kind: str) -> str:
+    """The error of a step that has no agent to act: ``kind`` is ``"before"`` (no reset
+    yet) or ``"after"`` (every agent is done and has left ``agents``)."""
+    if kind == "before":
+        return "step() before reset(): there is no match yet; call reset() first"
+    return (
+        "step() after the episode ended: every agent is done and has left env.agents "
+        "(each terminated agent already stepped None); call reset() to start a new match"
+    )
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper``, except that ``step()`` once every agent has
+    left ``agents`` raises ``RuntimeError`` (PettingZoo's only logs a warning and drops the
+    action, so a caller stepping a finished episode would never notice). Everything else
+    — the errors before ``reset()``, ``agent_iter``, the attribute checks — is PettingZoo's;
+    ``agent_iter`` never steps an empty env, so ``api_test`` and the other tests pass."""
+
+    def step(self, action) -> None:
+        if self._has_reset and not self.env.agents:
+            raise RuntimeError(episode_over_message("after"))
+        super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
 def env(**kwargs) -> AECEnv:
     """`raw_env(**kwargs)` in the standard wrappers (no TerminateIllegalWrapper: illegal
-    actions raise ValueError, or end the episode with ``illegal_action="terminate"``)."""
+    actions raise ValueError, or end the episode with ``illegal_action="terminate"``);
+    the order-enforcing one is :class:`OrderEnforcingWrapper`: a step once every agent has
+    left raises ``RuntimeError``."""
     e = raw_env(**kwargs)
     e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    e = OrderEnforcingWrapper(e)
     return e
 
 
@@ -328,6 +363,7 @@ class raw_env(AECEnv, EzPickle):
         self.state_encoder = StateEncoder(self.config)
         self.codec = move_codec(n, self.config.max_pip)
         self.match: Match | None = None
+        self.agents: list[str] = []  # filled by reset(); step() refuses an empty list
 
         self.possible_agents = [f"player_{k}" for k in range(n)]
         self._seat_of = {a: k for k, a in enumerate(self.possible_agents)}
@@ -436,8 +472,16 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ step
     def step(self, action) -> None:
+        if not self.agents:  # [] before the first reset, and once every agent has left
+            raise RuntimeError(episode_over_message("before" if self.match is None else "after"))
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(
+                    f"action {action!r} for {agent}, which is terminated (the episode is "
+                    f"over): a done agent's only valid action is None (step(None) for each "
+                    f"agent in turn, then reset())"
+                )
             return self._was_dead_step(action)
         if action.__class__ is not int:
             action = self._as_action(action)
@@ -640,7 +684,14 @@ class MexicanTrainParallelEnv(ParallelEnv, EzPickle):
 
     def step(self, actions: dict[str, Any]):
         if not self.agents:
-            raise RuntimeError("the episode is over (or was never started): call reset()")
+            raise RuntimeError(
+                episode_over_message("before" if self.aec.match is None else "after")
+            )
+        if not isinstance(actions, Mapping):
+            raise ValueError(
+                f"actions={actions!r}: expected a dict {{agent: action}} holding the action "
+                f"of the agent to act ({self.aec.agent_selection})"
+            )
         aec = self.aec
         agent = aec.agent_selection
         if agent not in actions:

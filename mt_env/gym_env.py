@@ -71,7 +71,8 @@ class MexicanTrainGymEnv(gymnasium.Env):
             callable for every other seat, or a sequence of ``num_seats - 1`` (entry ``r``
             plays the seat ``r + 1`` places clockwise of the learner; ``None`` entries
             play randomly). Default: uniformly random legal actions from ``np_random``.
-            An opponent's illegal action always raises ``ValueError``.
+            An opponent's illegal action always raises ``ValueError``, after which the
+            episode is dead until ``reset()`` (see "Errors inside step()" below).
         illegal_action: what an illegal *learner* action (an action in the action space
             whose mask entry is 0) does. Never is an illegal move played or replaced by a
             legal one, so an agent that masks loses nothing whatever the mode:
@@ -130,6 +131,25 @@ class MexicanTrainGymEnv(gymnasium.Env):
     match ends before the learner ever acts (only possible in degenerate configurations,
     e.g. one-tile hands with ``first_turn="single"``), a random-deal reset deals a new
     match; an explicit deal raises ``ValueError``.
+
+    **Errors inside step() and reset().** A step either happens whole or, when it raises,
+    leaves the env in one of two documented states:
+
+    - *Refused before anything moved — the env is exactly as before and usable*: an action
+      outside the action space (``ValueError``), and the learner's illegal action under
+      ``illegal_action="raise"`` (``IllegalMoveError``; the rules core refuses a move before
+      changing anything). Observation, mask, match, ``state()``, rewards owed, random
+      generators and opponents are untouched; step again with a legal action.
+    - *Raised after a move was made — the episode is dead until reset()*: anything raised
+      once the learner's move is played, above all by an opponent (an illegal or ill-typed
+      opponent action raises ``IllegalMoveError`` naming the seat; an exception raised by
+      the policy itself propagates, with a note naming the seat), and any exception in
+      ``reset()``. The position is then part-way through other seats' turns, so the
+      state is undefined: every later ``step()`` raises ``RuntimeError`` quoting the
+      original error and asking for ``reset()``, ``action_masks()`` is all zeros, and
+      ``reset()`` makes the env whole again. (Before this rule a failed opponent left the
+      env live with the opponent's seat to act, and the learner's next action was played
+      for that seat.) ``env.failed`` holds the message (``None`` while the env is usable).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 1}
@@ -186,6 +206,7 @@ class MexicanTrainGymEnv(gymnasium.Env):
         self._pending = 0.0  # learner reward credited before its first decision
         self._seen = 0  # rounds finished when the learner last decided
         self._over = True
+        self.failed: str | None = None  # why the episode died (see the class docstring)
 
     # ------------------------------------------------------------------ checks
     def _check_seat(self, seat, name: str, allow_random: bool = False):
@@ -223,6 +244,16 @@ class MexicanTrainGymEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        self.failed = None
+        try:
+            return self._reset(seed, options)
+        except BaseException as err:  # no half-made episode to step (the class docstring)
+            self._fail("reset()", err)
+            raise
+
+    def _reset(
+        self, seed: int | None, options: dict[str, Any] | None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         options = dict(options or {})
         learner = options.pop("learner_seat", self._learner_option)
@@ -255,9 +286,15 @@ class MexicanTrainGymEnv(gymnasium.Env):
         return self._observe(), self._info()
 
     def step(self, action) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self.failed is not None:
+            raise RuntimeError(
+                f"step() refused: an earlier call raised after moves were made, so the "
+                f"episode's state is undefined ({self.failed}); call reset()"
+            )
         if self._over:
             raise RuntimeError("the episode is over (or was never started): call reset()")
-        if not self.action_space.contains(action):
+        # a bool is an int to Discrete.contains, but never an action (the AEC env agrees)
+        if isinstance(action, (bool, np.bool_)) or not self.action_space.contains(action):
             raise ValueError(
                 f"action {action!r} is not in the action space {self.action_space} "
                 f"(an int in 0..{self.action_space.n - 1})"
@@ -265,7 +302,7 @@ class MexicanTrainGymEnv(gymnasium.Env):
         aec, match = self.aec, self.aec.match
         try:
             aec.step(action)
-        except IllegalMoveError as err:
+        except IllegalMoveError as err:  # refused by the core: nothing has changed
             if self.illegal_action == "raise":
                 raise
             self.last_illegal_error = str(err)
@@ -274,14 +311,26 @@ class MexicanTrainGymEnv(gymnasium.Env):
             terminated = self.illegal_action == "terminate"
             self._over = terminated
             return self._observe(), reward, terminated, False, self._info(illegal=True)
-        self._advance()
-        reward = self._pending + aec._cumulative_rewards[self._agent]
-        self._pending = 0.0
-        terminated = match.is_over
-        self._over = terminated
-        if self.render_mode == "human":
-            self.render()
-        return self._observe(), float(reward), terminated, False, self._info()
+        except BaseException as err:
+            self._fail("step()", err)
+            raise
+        try:
+            self._advance()
+            reward = self._pending + aec._cumulative_rewards[self._agent]
+            self._pending = 0.0
+            terminated = match.is_over
+            self._over = terminated
+            if self.render_mode == "human":
+                self.render()
+            return self._observe(), float(reward), terminated, False, self._info()
+        except BaseException as err:
+            self._fail("step()", err)
+            raise
+
+    def _fail(self, where: str, err: BaseException) -> None:
+        """The episode is dead until reset() (see the class docstring)."""
+        self._over = True
+        self.failed = f"{where} raised {type(err).__name__}: {err}"
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool vector (for sb3-contrib's MaskablePPO)."""
@@ -364,7 +413,11 @@ class MexicanTrainGymEnv(gymnasium.Env):
                 action = codec.to_action(legal[int(self.np_random.integers(len(legal)))], seat)
             else:
                 obs = aec.observe(aec.possible_agents[seat])
-                action = policy(obs["observation"], obs["action_mask"])
+                try:
+                    action = policy(obs["observation"], obs["action_mask"])
+                except Exception as err:
+                    err.add_note(f"raised by the opponent policy at seat {seat} (mt_env gym env)")
+                    raise
             try:
                 aec.step(action)
             except IllegalMoveError as err:

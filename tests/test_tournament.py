@@ -186,6 +186,36 @@ def test_rate_interval_edges():
     assert p == 0.5 and math.isnan(lo)
 
 
+def test_intervals_match_hand_worked_values():
+    """One tiny duplicate dataset worked by hand: 3 deals (clusters) x 2 games each.
+
+    Win rate, wins per deal y = (2, 1, 1), games m = (2, 2, 2):
+      p = 4/6 = 2/3; residuals y - p*m = 2/3, -1/3, -1/3; sum of squares = 6/9 = 2/3;
+      var = G/(G-1) * ss / (sum m)^2 = 3/2 * (2/3) / 36 = 1/36
+      (without the G/(G-1) cluster correction it would be 1/54);
+      n_eff = p(1-p)/var = (2/9) * 36 = 8 (would be 12).
+      Wilson on p = 2/3, n = 8, z = 1.959964, z^2 = 3.841459:
+        denom = 1 + z^2/n = 1.480182; centre = (p + z^2/(2n)) / denom = 0.906758 / 1.480182
+        = 0.612598; half = z * sqrt(p(1-p)/n + z^2/(4n^2)) / denom
+        = 1.959964 * sqrt(0.0277778 + 0.0150057) / 1.480182 = 0.273887
+      -> [0.338711, 0.886485]  (n_eff = 12 would give [0.3906, 0.8619]).
+    Mean round score, totals per deal y = (10, 4, 16), m = (2, 2, 2):
+      mean = 30/6 = 5; residuals 0, -6, 6; ss = 72; var = 3/2 * 72/36 = 3;
+      half = 1.959964 * sqrt(3) = 3.394757 -> [1.605243, 8.394757]
+      (without the correction var = 2: [2.228192, 7.771808]).
+    Plain Wilson, 2 wins in 10 (the textbook example): z^2/n = 0.384146,
+      denom = 1.384146, centre = (0.2 + 0.192073) / 1.384146 = 0.283259,
+      half = 1.959964 * sqrt(0.016 + 0.009604) / 1.384146 = 0.226578 -> [0.056682, 0.509838].
+    """
+    p, lo, hi = rate_interval([(2, 2), (1, 2), (1, 2)])
+    assert p == pytest.approx(2 / 3)
+    assert (lo, hi) == pytest.approx((0.338711, 0.886485), abs=2e-6)
+    mean, lo, hi = mean_interval([(10, 2), (4, 2), (16, 2)])
+    assert mean == 5.0
+    assert (lo, hi) == pytest.approx((1.605243, 8.394757), abs=2e-6)
+    assert wilson(0.2, 10) == pytest.approx((0.056682, 0.509838), abs=2e-6)
+
+
 def test_openskill_orders_a_clear_ranking():
     games = [((0, 1, 2), (1, 2, 3)), ((1, 2, 0), (2, 3, 1)), ((2, 0, 1), (3, 1, 2))] * 20
     r = openskill_ratings(["a", "b", "c"], games)

@@ -30,16 +30,24 @@ interval that treats the games of one deal as one cluster; head-to-head rates (h
 the row entry finished ahead of the column entry when both sat, ties half); OpenSkill
 Plackett–Luce ratings. Results do not depend on the number of workers: each deal's games
 are seeded from ``(seed, deal, arrangement, seat)`` and aggregated in deal order.
+
+**Outputs** (``--out``): the folder is created and proven writable before the first game
+(an unusable one is a command-line error, not a traceback after the run), and the five
+files are written to temporary files first and renamed into place only once all are
+complete (:meth:`TournamentResult.save`): a full disk or a crash while writing leaves the
+previous run's files intact, never a mix of old and half-written ones.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import json
 import math
 import os
+import secrets
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -295,22 +303,25 @@ class TournamentResult:
 
     def save(self, out_dir: str | os.PathLike) -> list[Path]:
         """Write ``summary.json``, ``agents.csv``, ``head_to_head.csv``, ``summary.md`` and
-        ``ratings.png`` into ``out_dir``; returns the paths."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [
-            out / "summary.json",
-            out / "agents.csv",
-            out / "head_to_head.csv",
-            out / "summary.md",
-            out / "ratings.png",
+        ``ratings.png`` into ``out_dir`` (created if needed); returns the paths.
+
+        Every file is first written in full to a temporary file in ``out_dir`` (flushed
+        to disk), and only when all five are written are they renamed over the old ones
+        with ``os.replace`` (atomic per file; a rename within a folder needs no free
+        space, so a full disk cannot stop it half-way). A failure while writing —
+        a full disk, an unwritable folder, an error in the plot — raises ``OSError``
+        naming the folder and leaves the previous run's files exactly as they were, with
+        no temporary file behind; no reader ever sees a half-written file.
+        """
+        out = check_output_dir(out_dir)
+        writers = [
+            ("summary.json", lambda fh: _write_text(fh, json.dumps(self.to_dict(), indent=2))),
+            ("agents.csv", lambda fh: _write_csv(fh, self.agents)),
+            ("head_to_head.csv", lambda fh: _write_csv(fh, self.head_to_head)),
+            ("summary.md", lambda fh: _write_text(fh, self.to_markdown())),
+            ("ratings.png", lambda fh: plot_ratings(self, fh)),
         ]
-        paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        _write_csv(paths[1], self.agents)
-        _write_csv(paths[2], self.head_to_head)
-        paths[3].write_text(self.to_markdown() + "\n")
-        plot_ratings(self, paths[4])
-        return paths
+        return write_files_atomically(out, writers)
 
 
 Z_PLOT = 1.959963984540054
@@ -328,13 +339,118 @@ def _fmt_ci(value: float, lo: float, hi: float, pct: bool = False, digits: int =
     return f"{value:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as fh:
-        if not rows:
-            return
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+def _write_text(fh, text: str) -> None:
+    fh.write((text + "\n").encode())
+
+
+def _write_csv(fh, rows: list[dict]) -> None:
+    if not rows:
+        return
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    fh.write(text.getvalue().encode())
+
+
+TEMP_SUFFIX = ".tmp"
+
+
+def _os_error(errno: int | None, message: str) -> OSError:
+    return OSError(errno, message) if errno else OSError(message)
+
+
+def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
+    """A new, empty ``folder/.NAME.<random>.tmp`` opened for writing: ``(fd, path)``.
+    Created with mode 0o666 less the umask, like any new file (``tempfile.mkstemp``'s
+    0o600 would survive the rename and hide the results from the rest of the group)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        path = folder / f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+        try:
+            return os.open(path, flags, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name for {name!r} in {str(folder)!r}")
+
+
+def check_output_dir(out_dir: str | os.PathLike) -> Path:
+    """``out_dir``, created if needed and proven writable (a probe file is created and
+    removed); ``OSError`` naming the folder and the reason otherwise. Run it before the
+    work whose results go there, so an unusable folder fails in seconds, not at the end."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        reason = err.strerror or str(err)
+        if isinstance(err, FileExistsError) or (out.exists() and not out.is_dir()):
+            reason = "it exists and is not a folder"
+        else:
+            blocker = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+            if blocker is not None:
+                reason = f"{str(blocker)!r} is a file, not a folder"
+        message = f"output folder {str(out)!r} cannot be created: {reason}"
+        raise _os_error(err.errno, message) from None
+    try:
+        fd, probe = _create_temp(out, "write-test")
+        os.close(fd)
+        probe.unlink()
+    except OSError as err:
+        raise _os_error(
+            err.errno, f"output folder {str(out)!r} is not writable: {err.strerror or err}"
+        ) from None
+    return out
+
+
+def write_files_atomically(out: Path, writers: Sequence[tuple[str, Callable]]) -> list[Path]:
+    """Write each ``(name, write(binary_file))`` to a temporary file in ``out``, then, only
+    once all are written and flushed to disk, ``os.replace`` them over ``out / name``.
+    On any failure while writing the temporary files are removed and the old files are
+    left untouched; the error is re-raised as ``OSError`` naming the folder."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for name, write in writers:
+            fd, tmp = _create_temp(out, name)
+            temps.append((name, tmp))
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+    except BaseException as err:
+        for _, tmp in temps:
+            tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise _os_error(
+                err.errno,
+                f"could not write the results into {str(out)!r} ({err.strerror or err}); "
+                f"the files already there are unchanged",
+            ) from err
+        raise
+    paths = []
+    for i, (name, tmp) in enumerate(temps):
+        try:
+            os.replace(tmp, out / name)
+        except OSError:  # renaming in one folder does not fail short of a broken disk
+            for _, rest in temps[i:]:
+                rest.unlink(missing_ok=True)
+            raise
+        paths.append(out / name)
+    _fsync_dir(out)
+    return paths
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make the renames durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> str:
@@ -369,8 +485,9 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align:
     return "\n".join(lines)
 
 
-def plot_ratings(result: TournamentResult, path: str | os.PathLike) -> None:
-    """PNG: OpenSkill rating (mu ± 1.96 sigma) and win rate (95% CI) per agent."""
+def plot_ratings(result: TournamentResult, path) -> None:
+    """PNG: OpenSkill rating (mu ± 1.96 sigma) and win rate (95% CI) per agent; ``path``
+    is a file name or a binary file object."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -401,8 +518,10 @@ def plot_ratings(result: TournamentResult, path: str | os.PathLike) -> None:
         f"{cfg['num_rounds']} round(s)/game"
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=110, format="png")
+    finally:
+        plt.close(fig)
 
 
 def summarize(
@@ -617,6 +736,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = parse_rules(args.rules, args.seats)
+        if args.out:  # before any game: an unusable folder must not cost the whole run
+            try:
+                check_output_dir(args.out)
+            except OSError as err:
+                raise ValueError(f"--out: {err.strerror or err}") from None
         result = run_tournament(
             args.agents,
             config,
@@ -631,7 +755,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(err))
     print(result.to_markdown())
     if args.out:
-        for path in result.save(args.out):
+        try:
+            paths = result.save(args.out)
+        except OSError as err:
+            print(f"error: {err.strerror or err}", file=sys.stderr)
+            return 1
+        for path in paths:
             print(f"wrote {path}")
     return 0
 
