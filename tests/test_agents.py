@@ -134,9 +134,10 @@ def test_reseed_and_callable_and_batch():
 
 
 # ---------------------------------------------------------------------- chains
-def brute_longest(ts, hand: list[int], end: int) -> int:
-    best = 0
+def brute_longest(ts, hand: list[int], end: int) -> tuple[int, int]:
+    """(length, pips) of the longest, then heaviest, chain from ``end``: every ordering."""
     for r in range(len(hand), 0, -1):
+        best = -1
         for perm in itertools.permutations(hand, r):
             e, ok = end, True
             for t in perm:
@@ -149,8 +150,10 @@ def brute_longest(ts, hand: list[int], end: int) -> int:
                     ok = False
                     break
             if ok:
-                return r
-    return best
+                best = max(best, sum(ts.pips[t] for t in perm))
+        if best >= 0:
+            return r, best
+    return 0, 0
 
 
 def test_chain_is_longest_and_valid():
@@ -168,7 +171,7 @@ def test_chain_is_longest_and_valid():
             assert e in (a, b)
             e = b if e == a else a
         assert len(set(chain)) == len(chain)
-        assert len(chain) == brute_longest(ts, hand, end)
+        assert (len(chain), sum(ts.pips[t] for t in chain)) == brute_longest(ts, hand, end)
 
 
 def test_chain_budget_cap_still_gives_a_valid_chain():
@@ -184,6 +187,30 @@ def test_chain_budget_cap_still_gives_a_valid_chain():
         x, y = ts.tiles[t]
         assert e in (x, y) and hand >> t & 1
         e = y if e == x else x
+
+
+def test_a_capped_search_leaves_no_inexact_answer_behind():
+    """A search that hit its node budget is not memoized: every later question, the
+    suffixes of its own plan included, gets the answer a fresh planner gives."""
+    ts = tile_set(12)
+    rng = random.Random(5)
+    capped = 0
+    for budget in (40, 150):
+        used = ChainPlanner(ts, node_budget=budget)
+        for _ in range(30):
+            hand = ts.mask_of(rng.sample(range(ts.num_tiles), rng.randint(18, 28)))
+            end = rng.randint(0, 12)
+            nodes = used.nodes
+            chain = used.longest(hand, end)
+            capped += used.nodes - nodes >= budget
+            for k in range(len(chain)):  # the rest of the plan after k tiles
+                rest, e = hand, end
+                for t in chain[:k]:
+                    rest ^= ts.bit[t]
+                    e = used.other[t][e]
+                fresh = ChainPlanner(ts, node_budget=budget).longest(rest, e)
+                assert used.longest(rest, e) == fresh
+    assert capped > 5
 
 
 def test_chain_answer_does_not_depend_on_history():
