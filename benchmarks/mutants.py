@@ -151,6 +151,35 @@ mutant(CHAINS, "        if self._left > 0:  # only exact answers are kept (a cap
        "        if True:", "capped (inexact) answers are memoized", *CHAINS_T)
 
 
+AEC = "mt_env/aec.py"
+AEC_T = ("tests/test_env.py", "tests/test_conventions.py", "tests/test_failure_paths.py",
+         "tests/test_gym_env.py")
+mutant(AEC, "            r = per_seat[k] + 0.0  # + 0.0 turns -0.0 into 0.0",
+       "            r = per_seat[(k + 1) % len(agents)] + 0.0",
+       "round rewards credited to the next seat", *AEC_T)
+mutant(AEC, "self.match = Match(self.config, seed=self._rng.getrandbits(64), deals=deals)",
+       "self.match = Match(self.config, seed=None if deals else self._rng.getrandbits(64), deals=deals)",
+       "no seed drawn when deals are given", *AEC_T)
+mutant(AEC, "        out[list(result.out_seats)] = True", "        pass",
+       "round_out_seats never set in infos", *AEC_T)
+
+GYM = "mt_env/gym_env.py"
+GYM_T = ("tests/test_gym_env.py", "tests/test_conventions.py", "tests/test_failure_paths.py")
+mutant(GYM, "            policy = self._policies[(seat - learner) % n - 1]",
+       "            policy = self._policies[(learner - seat) % n - 1]",
+       "opponent policies assigned counter-clockwise", *GYM_T)
+mutant(GYM, "                policy.seed(int(seed))\n                policy.reset()",
+       "                policy.reset()", "Agent opponents not reseeded at reset", *GYM_T)
+mutant(GYM, "                obs = aec.observe(aec.possible_agents[seat])",
+       "                obs = aec.observe(aec.possible_agents[learner])",
+       "an opponent is shown the learner's observation", *GYM_T)
+
+STATS = "agents/evaluation/stats.py"
+STATS_T = ("tests/test_tournament.py",)
+mutant(STATS, "    return p, g / (g - 1) * ss / total_m**2, g", "    return p, ss / total_m**2, g",
+       "the cluster correction factor G/(G-1) dropped", *STATS_T)
+
+
 def run(m: Mutant, scratch: Path) -> str:
     targets = [scratch / q for q in mirrors(m.path)]
     sources = [t.read_text() for t in targets]

@@ -357,6 +357,25 @@ def test_reset_seed_is_reproducible():
     assert e3.match.state.hand(0) != e1.match.state.hand(0)
 
 
+def test_later_rounds_after_an_explicit_deal_are_reproducible_from_the_seed():
+    """reset(seed, options={"deal": d}) fixes round 1; round 2 is dealt from the seed, so
+    the same seed gives the same round 2 and another seed (almost surely) another."""
+    config = RulesConfig(num_seats=3, max_pip=6, hand_size=2, num_rounds=2)
+    deal = make_deal(6, [[(6, 1), (1, 2)], [(6, 3), (0, 0)], [(2, 5), (4, 4)]], start_seat=1)
+
+    def second_round(seed: int) -> list:
+        e = raw_env(config=config)
+        e.reset(seed=seed, options={"deal": deal})
+        for _ in range(1_000):  # round 1 is short: a handful of moves
+            if e.match.round_index == 1:
+                return [e.match.state.hand(k) for k in range(3)] + [e.match.state.boneyard]
+            e.step(sorted(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))[0])
+        raise AssertionError("round 1 did not end")
+
+    assert second_round(4) == second_round(4)
+    assert len({str(second_round(s)) for s in range(5)}) > 1
+
+
 def test_explicit_deal_via_options():
     config = RulesConfig(num_seats=3, max_pip=6, hand_size=2, num_rounds=2)
     deal = make_deal(6, [[(6, 1), (1, 2)], [(6, 3), (0, 0)], [(2, 5), (4, 4)]], start_seat=1)
