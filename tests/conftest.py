@@ -105,3 +105,14 @@ def smoke_args() -> list[str]:
     """``train.py`` flags for a two-update run of a few hundred learner steps in this process
     (no workers, no evaluations, no cloning), a checkpoint and a pool snapshot per update."""
     return list(TRAIN_SMOKE_ARGS)
+
+
+def game_steps(limit: int = 50_000):
+    """Count the steps of a test's game loop and fail the test, instead of hanging or
+    eating memory, if a game does not end within ``limit`` steps (a broken round end)."""
+    yield from range(limit)
+    raise AssertionError(f"the game did not end within {limit} steps")
+
+# No wall clock in the smoke run: the quick preset's 6-minute limit would also shape the
+# learning-rate schedule (annealed over the time limit when that ends the run sooner).
+TRAIN_SMOKE_ARGS = (*TRAIN_SMOKE_ARGS, "--time-limit-minutes", "0")

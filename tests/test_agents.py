@@ -10,6 +10,7 @@ import random
 
 import numpy as np
 import pytest
+from conftest import game_steps
 
 from mt_env import Match, RulesConfig
 from mt_env.agents import AGENTS, Agent, make_agent
@@ -46,7 +47,9 @@ def play(config: RulesConfig, agents: list[Agent], seed: int, check=None) -> Mat
     match = Match(config, seed=seed)
     for agent in agents:
         agent.reset()
-    while not match.is_over:
+    for _ in game_steps():
+        if match.is_over:
+            break
         seat = match.state.seat
         mask = enc.action_mask(match, seat)
         action = agents[seat].act(enc.encode(match, seat), mask)
@@ -279,7 +282,9 @@ def first_turns(config: RulesConfig, make, seeds):
         agents = [make(config, k) for k in range(config.num_seats)]
         st = match.state
         planned: dict[int, tuple[int, int]] = {}
-        while not match.is_over:
+        for _ in game_steps():
+            if match.is_over:
+                break
             seat = st.seat
             if st.in_free_first_turn and seat not in planned:
                 chain = agents[seat].planner.longest(st.hand_mask(seat), st.open_end(seat))

@@ -16,6 +16,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+from conftest import game_steps
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test
 
@@ -106,7 +107,9 @@ def test_gym_infos_have_one_structure_every_step(seats):
             infos = [info]
             terminated = False
             step = 0
-            while not terminated:
+            for _ in game_steps():
+                if terminated:
+                    break
                 if game == 1 and step == 3:  # an illegal action on the way
                     action = int(np.flatnonzero(obs["action_mask"] == 0)[0])
                 else:
@@ -142,7 +145,9 @@ def test_reset_seed_replays_the_episode_with_agent_opponents(seats):
         obs, info = g.reset(seed=seed)
         out = [obs["observation"].tobytes()]
         terminated = False
-        while not terminated:
+        for _ in game_steps():
+            if terminated:
+                break
             obs, reward, terminated, _, info = g.step(int(np.flatnonzero(obs["action_mask"])[-1]))
             out.append((obs["observation"].tobytes(), reward, info["totals"].tolist()))
         return out
@@ -294,7 +299,9 @@ def test_render_test_and_pictures():
     e.reset(seed=2)
     rng = random.Random(2)
     frames = [e.render()]
-    while not e.match.is_over:
+    for _ in game_steps():
+        if e.match.is_over:
+            break
         e.step(pick(e.observe(e.agent_selection)["action_mask"], rng))
         if e.match.state.turns_completed % 12 == 0 or e.match.is_over:
             frames.append(e.render())
@@ -379,7 +386,9 @@ def test_policy_features_wrapper():
         for seed in range(2):
             obs, info = g.reset(seed=seed)
             terminated = False
-            while not terminated:
+            for _ in game_steps():
+                if terminated:
+                    break
                 assert g.observation_space.contains(obs), features
                 raw = g.unwrapped.aec.observe(g.unwrapped._agent)["observation"]
                 assert np.array_equal(obs["observation"], featurizer(raw[None])[0])

@@ -13,7 +13,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import make_deal
+from conftest import game_steps, make_deal
 from gymnasium import spaces
 from pettingzoo.test import api_test, seed_test
 
@@ -99,7 +99,9 @@ def test_observation_bounds_hold_when_hands_grow_and_trains_lengthen():
     biggest = np.zeros(e.encoder.size, dtype=np.float32)
     for seed in range(3):
         e.reset(seed=seed)
-        while not e.match.is_over:
+        for _ in game_steps():
+            if e.match.is_over:
+                break
             obs = e.observe(e.agent_selection)
             assert space.contains(obs)
             biggest = np.maximum(biggest, obs["observation"])
@@ -156,7 +158,9 @@ def test_mask_equals_core_legal_moves(name):
     for game in range(5):
         e.reset(seed=game)
         steps = 0
-        while not e.match.is_over:
+        for _ in game_steps():
+            if e.match.is_over:
+                break
             state = e.match.state
             seat = state.seat
             agent = e.agent_selection
@@ -226,7 +230,9 @@ def test_dead_agents_step_none_and_leave():
     e = env(num_seats=3, num_rounds=1)
     e.reset(seed=2)
     rng = random.Random(2)
-    while not e.terminations[e.agent_selection]:
+    for _ in game_steps():
+        if e.terminations[e.agent_selection]:
+            break
         e.step(random_action(e.last()[0], rng))
     assert all(e.terminations.values()) and len(e.agents) == 3
     with pytest.raises(ValueError):
@@ -306,7 +312,9 @@ def test_no_leak_hidden_tiles_never_change_an_observation(options):
         a = raw_env(config=config)
         a.reset(seed=0, options={"deal": deal_a})
         moves, seats, obs_a = [], [], []
-        while not a.match.is_over:
+        for _ in game_steps():
+            if a.match.is_over:
+                break
             obs_a.append(a.observe(f"player_{observer}"))
             seat = a.match.state.seat
             action = random_action(a.observe(a.agent_selection), rng)
@@ -511,7 +519,9 @@ def test_zero_sum_modes_sum_to_zero_in_random_matches(mode):
     e = raw_env(num_seats=5, num_rounds=3, reward=mode)
     e.reset(seed=4)
     ends = 0
-    while not e.match.is_over:
+    for _ in game_steps():
+        if e.match.is_over:
+            break
         e.step(random_action(e.observe(e.agent_selection), rng))
         if any(e.rewards.values()):
             ends += 1
@@ -561,7 +571,9 @@ def test_render_open_doubles():
     e = raw_env(num_seats=4, render_mode="ansi")
     for seed in range(20):
         e.reset(seed=seed)
-        while not e.match.is_over:
+        for _ in game_steps():
+            if e.match.is_over:
+                break
             st = e.match.state
             if st.open_doubles and not st.in_free_first_turn:
                 text = e.render()

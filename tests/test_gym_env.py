@@ -7,7 +7,7 @@ import random
 import gymnasium
 import numpy as np
 import pytest
-from conftest import make_deal
+from conftest import game_steps, make_deal
 from gymnasium.utils.env_checker import check_env
 
 from mt_env import IllegalMoveError, MexicanTrainGymEnv, RulesConfig
@@ -126,7 +126,9 @@ def test_full_matches_with_given_opponents_only_show_the_learner():
         obs, info = env.reset(seed=episode)
         assert info["seat"] == 2
         steps, terminated = 0, False
-        while not terminated:
+        for _ in game_steps():
+            if terminated:
+                break
             # the learner's own observation, and it is to act
             assert env.match.state.seat == 2
             assert np.array_equal(obs["observation"], env.encoder.encode(env.match, 2))
@@ -152,7 +154,9 @@ def test_learner_reward_is_its_seat_reward(mode):
         obs, info = env.reset(seed=seed)
         seat = info["seat"]
         total, terminated = 0.0, False
-        while not terminated:
+        for _ in game_steps():
+            if terminated:
+                break
             obs, reward, terminated, _, info = env.step(first_legal(obs))
             total += reward
         config = env.config
