@@ -180,6 +180,50 @@ mutant(STATS, "    return p, g / (g - 1) * ss / total_m**2, g", "    return p, s
        "the cluster correction factor G/(G-1) dropped", *STATS_T)
 
 
+ROLL = "agents/ppo/rollout.py"
+ROLL_T = ("tests/test_rollout_credit.py", "tests/test_privileged_critic.py", "tests/test_train.py")
+mutant(ROLL, """        elif spec.round_is_episode:
+            for stream in g.streams.values():
+                self._close(stream)""", """        elif spec.round_is_episode:
+            pass""", "per-round stream closing removed", *ROLL_T)
+mutant(ROLL, "self._flush(stream, next_value=stream[-1][_VAL], keep_last=True)",
+       "self._flush(stream, next_value=0.0, keep_last=True)",
+       "open streams bootstrap from 0", *ROLL_T)
+mutant(ROLL, """                if final is not None and stream:
+                    stream[-1][_REW] += final[s]""", """                pass""",
+       "match-end rank/win rewards dropped", *ROLL_T)
+mutant(ROLL, "                stream[-1][_REW] += rewards[s]  # credited to this seat's last decision",
+       "                stream[-1][_REW] = rewards[s]  # credited to this seat's last decision",
+       "a round reward overwrites one already credited", *ROLL_T)
+mutant(ROLL, "            adv = delta + gamma * lam * nonterminal * adv",
+       "            adv = delta + gamma * nonterminal * adv", "GAE without lambda", *ROLL_T)
+
+CKPT = "agents/ppo/checkpoint.py"
+CKPT_T = ("tests/test_checkpoints.py", "tests/test_checkpoint_integrity.py", "tests/test_train.py")
+mutant(CKPT, """    if data.get("format_version") not in READABLE_VERSIONS:""",
+       """    if False:""", "the format version is not checked", *CKPT_T)
+mutant(CKPT, "        if data.get(key) != expected[key]:", "        if False:",
+       "the layout sizes are not checked", *CKPT_T)
+mutant(CKPT, "weights_only=True", "weights_only=False", "checkpoints unpickled without weights_only",
+       *CKPT_T)
+mutant(CKPT, "        check_layout(data, config, path)", "        pass",
+       "the rules are not checked against the checkpoint's", *CKPT_T)
+mutant(CKPT, "        if not isinstance(stored, str) or stored != content_digest(body):",
+       "        if not isinstance(stored, str):", "the checksum is not compared", *CKPT_T)
+mutant(CKPT, "    _check_finite(model, \"model\", where)", "    pass",
+       "non-finite weights load", *CKPT_T)
+
+FEAT = "agents/features.py"
+FEAT_T = ("tests/test_features.py", "tests/test_conventions.py", "tests/test_checkpoints.py")
+mutant(FEAT, "        pair[:, :, 2] = unseen_per_pip[new_end] / npip",
+       "        pair[:, :, 2] = unseen_per_pip[new_end] / (npip + 1)",
+       "unseen-tile counts scaled wrongly", *FEAT_T)
+mutant(FEAT, "        train[:n, 3] = o[v[\"train_marked\"]]", "        train[:n, 3] = 0.0",
+       "the marked-train column left empty", *FEAT_T)
+mutant(FEAT, "            tile[ids[0], 2] = 1.0", "            tile[ids[-1], 2] = 1.0",
+       "the chain's last tile flagged as its first", *FEAT_T)
+
+
 def run(m: Mutant, scratch: Path) -> str:
     targets = [scratch / q for q in mirrors(m.path)]
     sources = [t.read_text() for t in targets]
