@@ -10,19 +10,36 @@
 --config NAME (a preset in configs/, or a .toml path) and --resume PATH are read first; every
 other flag is a TrainConfig field below (underscores written as dashes) overriding them.
 
-Top to bottom: the options (TrainConfig, preset loading); the set-up in main() (seeding,
-run folder, TensorBoard + log.csv, policy and optimizer, the collectors of
-agents/ppo/rollout.py); the loop (optional behaviour cloning first, agents/ppo/cloning.py;
-then collect, update, log, snapshot into the opponent pool, evaluate and keep best.pt,
-checkpoint atomically with agents/ppo/checkpoint.py; at the end a table against every
-baseline, agents/evaluation/report.py); and ppo_update(), the PPO update with the action
-mask re-applied.
+Every option is checked (types, ranges, names) and so is the run folder before any work
+starts. The run folder is runs/<exp_name>-seed<seed> (--run-dir sets runs/); --resume
+continues in the checkpoint's folder, or in --run-dir's if that is given (log.csv's rows
+and best.pt are carried over; the old folder is left as it was). A fresh run never
+overwrites another run's checkpoint.pt.
+
+Stopping: checkpoint.pt is written when the run starts (so a kill during behaviour cloning
+leaves a run to resume), after cloning, every checkpoint_every updates and when the run
+stops. It, log.csv's rows (exactly one per update 1..k: --resume drops rows written after
+its checkpoint) and the time used (counted against time_limit_minutes on --resume) always
+describe the same last completed update. SIGINT and SIGTERM stop the run at once; it saves
+that update's state and exits. A run that fails (e.g. the loss diverges to NaN) never
+saves its failed state: checkpoint.pt and final.pt hold the last good update. Rollout
+workers die with the trainer, even on SIGKILL. Exit codes: 0 done (total_steps or the time
+limit), 1 training failed, 2 unusable options, checkpoint or run folder (nothing written),
+130 SIGINT, 143 SIGTERM.
+
+Top to bottom: the options (TrainConfig, preset loading; their checks and the run-folder
+plumbing are agents/ppo/runs.py); the set-up in main() (seeding, policy and optimizer,
+--resume, run folder, TensorBoard + log.csv, the collectors of agents/ppo/rollout.py); the
+loop (optional behaviour cloning first, agents/ppo/cloning.py; then collect, update, log,
+snapshot into the opponent pool, evaluate and keep best.pt, checkpoint atomically with
+agents/ppo/checkpoint.py; at the end a table against every baseline,
+agents/evaluation/report.py); and ppo_update(), the PPO update with the action mask
+re-applied.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import functools
 import importlib.resources
@@ -53,7 +70,9 @@ except ImportError as err:  # the environment-only install has none of these
 from mt_env.agents.evaluation.report import evaluate, evaluation_table
 from mt_env.agents.features import layout
 from mt_env.agents.ppo.checkpoint import (
+    CheckpointError,
     TrainerState,
+    detached,
     policy_export,
     resumable_config,
     resume,
@@ -63,6 +82,22 @@ from mt_env.agents.ppo.checkpoint import (
 from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
 from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
 from mt_env.agents.ppo.rollout import Collectors, RolloutSpec, parse_opponent_mix
+from mt_env.agents.ppo.runs import (
+    OptionError,
+    StopSignals,
+    TrainingFailed,
+    UpdateLog,
+    check_finite,
+    check_ranges,
+    check_types,
+    checked,
+    option_given,
+    policy_file,
+    prepare_run_folder,
+    run_folder,
+    stop_note,
+    write_text_atomic,
+)
 from mt_env.config import RulesConfig
 from mt_env.rewards import check_reward_mode
 
@@ -90,9 +125,10 @@ class TrainConfig:
     total_steps: int = 2_000_000
     """learner decisions to train on"""
     time_limit_minutes: float = 0.0
-    """stop after this much wall time (0 = no limit); the final checkpoint is still written"""
+    """stop after this much training time (0 = no limit; a resumed run's earlier sessions count);
+    the final checkpoint is still written"""
     num_workers: int = 2
-    """rollout worker processes (0 = collect in the main process)"""
+    """rollout worker processes (0 = collect in the main process; at most max(2, CPU cores))"""
     games_per_worker: int = 32
     """matches played at once by each collector (batched policy inference)"""
     rollout_steps: int = 4096
@@ -122,7 +158,7 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     """global gradient-norm clip"""
     hidden_sizes: tuple[int, ...] = (128, 128)
-    """MLP trunk widths (of the privileged critic too)"""
+    """MLP trunk widths (of the privileged critic too): 1 to 8 layers of 1..4096"""
     critic: str = "observation"
     """value function: observation (a head on the policy trunk) | privileged (a separate
     network that also sees the other hands and the boneyard; training only, the policy
@@ -147,7 +183,7 @@ class TrainConfig:
     pretrain_epochs: int = 4
     """epochs of behaviour cloning over those decisions"""
     snapshot_every: int = 10
-    """updates between snapshots added to the opponent pool"""
+    """updates between snapshots added to the opponent pool (0 = none)"""
     pool_size: int = 8
     """snapshots kept in the pool (oldest dropped)"""
     eval_every: int = 25
@@ -161,11 +197,13 @@ class TrainConfig:
     final_eval_opponents: tuple[str, ...] = ("random", "greedy", "longest-train")
     """baselines of the final evaluation table"""
     checkpoint_every: int = 10
-    """updates between checkpoints"""
+    """updates between checkpoints (and whenever the run stops, fails or is signalled: its last
+    completed update)"""
     run_dir: str = "runs"
-    """parent folder of run folders"""
+    """parent folder of run folders (with --resume: given, the run continues in its
+    <exp_name>-seed<seed>; not given, in the checkpoint's folder)"""
     resume: str = ""
-    """checkpoint to resume from (its run folder and options are reused)"""
+    """checkpoint to resume from (its options, counters and time used are reused)"""
     progress: bool = True
     """a progress bar per phase (cloning, PPO, evaluations); --no-progress: a summary line per phase"""
     rules: RulesOptions = field(default_factory=RulesOptions)  # type: ignore[valid-type]
@@ -175,46 +213,51 @@ class TrainConfig:
         return RulesConfig(**dataclasses.asdict(self.rules))
 
     def validate(self) -> None:
-        check_reward_mode(self.reward)
+        """OptionError naming the option and what was expected unless every option can be
+        used: its type, its range (agents/ppo/runs.py's RANGES), the names it holds."""
+        check_ranges(check_types(self.to_dict(), TrainConfig))
+        if not self.exp_name or "/" in self.exp_name:
+            raise OptionError(f"exp_name={self.exp_name!r}: expected a non-empty name without '/'")
+        checked("reward", self.reward, lambda: check_reward_mode(self.reward))
         if self.critic not in CRITICS:
-            raise ValueError(f"critic={self.critic!r}: expected one of {CRITICS}")
-        self.rules_config()
-        layout(self.rules_config(), self.features)
-        if not 1 <= self.learner_seats <= self.rules_config().num_seats:
-            raise ValueError(
-                f"learner_seats={self.learner_seats}: expected 1..{self.rules_config().num_seats}"
-            )
+            raise OptionError(f"critic={self.critic!r}: expected one of {CRITICS}")
+        rules = checked("rules", self.rules, self.rules_config)
+        checked("features", self.features, lambda: layout(rules, self.features))
+        if not 1 <= self.learner_seats <= rules.num_seats:
+            raise OptionError(f"learner_seats={self.learner_seats}: expected 1..{rules.num_seats}")
         from mt_env.agents import make_agent
 
-        for name in parse_opponent_mix(self.opponent_mix):
-            if name not in ("self", "past"):
-                make_agent(name, self.rules_config())  # raises ValueError for unknown names
-        if self.pretrain_teacher:
-            make_agent(self.pretrain_teacher, self.rules_config())
-        for key in ("rollout_steps", "num_minibatches", "update_epochs", "games_per_worker",
-                    "pretrain_decisions", "pretrain_epochs"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key}={getattr(self, key)}: expected a positive int")
+        def agents(option: str, names) -> None:  # each a baseline name or ckpt:PATH
+            for name in names:
+                checked(option, getattr(self, option), lambda name=name: make_agent(name, rules))
+
+        mix = checked("opponent_mix", self.opponent_mix, lambda: parse_opponent_mix(self.opponent_mix))
+        agents("opponent_mix", [name for name in mix if name not in ("self", "past")])
+        agents("pretrain_teacher", [self.pretrain_teacher] if self.pretrain_teacher else [])
+        agents("eval_opponent", [self.eval_opponent])
+        if self.final_eval_games and not self.final_eval_opponents:
+            raise OptionError("final_eval_opponents=(): expected at least one baseline name "
+                              "(or final_eval_games = 0)")
+        agents("final_eval_opponents", self.final_eval_opponents)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
 def config_from_dict(data: dict, where: str) -> TrainConfig:
-    """A TrainConfig from a preset/checkpoint dict; unknown keys are errors naming them."""
+    """A TrainConfig from a preset/checkpoint dict; unknown keys and values of another type
+    than the option's (e.g. a string for a list of names) are errors naming them."""
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ValueError(f"{where}: unknown option(s) {unknown}; known options: {sorted(names)}")
-    data = dict(data)
-    rules = data.pop("rules", {})
+        raise OptionError(f"{where}: unknown option(s) {unknown}; known options: {sorted(names)}")
+    rules = data.get("rules", {})
     rule_names = {f.name for f in dataclasses.fields(RulesConfig)}
-    bad = sorted(set(rules) - rule_names)
+    bad = sorted(set(rules) - rule_names) if isinstance(rules, dict) else []
     if bad:
-        raise ValueError(f"{where}: unknown rules option(s) {bad}; known: {sorted(rule_names)}")
-    for key in ("hidden_sizes", "final_eval_opponents"):
-        if key in data:
-            data[key] = tuple(data[key])
+        raise OptionError(f"{where}: unknown rules option(s) {bad}; known: {sorted(rule_names)}")
+    data = check_types(data, TrainConfig, where)
+    rules = data.pop("rules", {})
     return TrainConfig(**data, rules=RulesOptions(**rules))
 
 
@@ -222,13 +265,19 @@ def load_preset(name: str) -> TrainConfig:
     path = Path(name) if name.endswith(".toml") else CONFIG_DIR / f"{name}.toml"
     if not path.is_file():
         known = sorted(p.name.removesuffix(".toml") for p in CONFIG_DIR.iterdir() if p.name.endswith(".toml"))
-        raise ValueError(f"--config {name}: no such preset; known presets: {known}")
-    with path.open("rb") as f:
-        return config_from_dict(tomllib.load(f), str(path))
+        raise OptionError(f"--config {name}: no such preset; known presets: {known}")
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise OptionError(f"--config {path}: cannot be read ({err})") from None
+    return config_from_dict(data, str(path))
 
 
 def parse_args(argv: list[str]) -> TrainConfig:
-    pre = argparse.ArgumentParser(add_help=False)
+    """The options: a preset (--config) or a checkpoint's (--resume), then the command line;
+    OptionError or CheckpointError before anything is done."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("--config", default="default-4seat")
     pre.add_argument("--resume", default="")
     known, rest = pre.parse_known_args(argv)
@@ -278,20 +327,19 @@ def show_ppo_progress(bars: tuple, cfg: TrainConfig, step: int, elapsed: float, 
 
 
 def main(argv: list[str] | None = None) -> Path:
-    cfg = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    cfg = parse_args(argv)
     rules = cfg.rules_config()
 
-    # -- seeding and run folder
+    # -- seeding
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    run_dir = Path(cfg.resume).parent if cfg.resume else Path(cfg.run_dir) / f"{cfg.exp_name}-seed{cfg.seed}"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2))
 
     # -- policy and optimizer; critic=privileged: values from a separate network that also
-    # sees the hidden tiles (training only). --resume restores them and the trainer state.
+    # sees the hidden tiles (training only). --resume restores them and the trainer state,
+    # after every check of the checkpoint: a rejected one leaves its run folder untouched.
     policy = make_policy(rules, cfg.features, cfg.hidden_sizes)
     critic = make_critic(rules, cfg.features, cfg.hidden_sizes) if cfg.critic == "privileged" else None
     params = list(policy.parameters()) + (list(critic.parameters()) if critic else [])
@@ -299,19 +347,41 @@ def main(argv: list[str] | None = None) -> Path:
     state = TrainerState()
     if cfg.resume:
         state = resume(cfg.resume, rules, policy, critic, optimizer)
-        print(f"resumed {cfg.resume} at update {state.iteration}, step {state.global_step}")
+
+    # -- run folder (agents/ppo/runs.py): checked before any work, cleaned of the temp files
+    # of a killed run; log.csv keeps exactly the rows of updates 1..state.iteration
+    run_dir = run_folder(cfg.run_dir, f"{cfg.exp_name}-seed{cfg.seed}", cfg.resume,
+                         run_dir_given=option_given(argv, "--run-dir"))
+    stale = prepare_run_folder(run_dir, cfg.resume, LOG_COLUMNS)
+    log = UpdateLog(run_dir / "log.csv", LOG_COLUMNS, keep=state.iteration,
+                    source=Path(cfg.resume).parent / "log.csv" if cfg.resume else None)
+    write_text_atomic(run_dir / "config.json", json.dumps(cfg.to_dict(), indent=2))
+    if cfg.resume:
+        print(f"resumed {cfg.resume} at update {state.iteration}, step {state.global_step} "
+              f"({state.elapsed:.0f} s of training) in {run_dir}")
+    if stale:
+        print(f"removed {len(stale)} temp file(s) of an interrupted checkpoint write in {run_dir}")
+    if log.missing:
+        print(f"warning: {run_dir / 'log.csv'} lacks the rows of the checkpoint's last {log.missing} update(s)")
+
+    # -- the last good state: saved now (a kill during cloning leaves a run to resume), with
+    # each update's log row, and when the run stops; a failed update never replaces it
+    session_start, time_before = time.time(), state.elapsed
+
+    def elapsed() -> float:
+        """Seconds of training in this run, earlier sessions' included."""
+        return time_before + time.time() - session_start
 
     def checkpoint() -> dict:
+        state.elapsed = elapsed()
         return trainer_checkpoint(cfg.to_dict(), rules, policy, critic, optimizer, state)
+
+    good = detached(checkpoint())
+    save_checkpoint(run_dir / "checkpoint.pt", good)
 
     # -- logs: TensorBoard and a CSV row per update
     writer = SummaryWriter(str(run_dir / "tb"), purge_step=state.iteration + 1 if cfg.resume else None)
     writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```")
-    log_path = run_dir / "log.csv"
-    log_file = log_path.open("a", newline="")
-    log = csv.writer(log_file)
-    if log_path.stat().st_size == 0:
-        log.writerow(LOG_COLUMNS)
 
     # -- rollout collectors: one per worker process (or one in-process)
     specs = [
@@ -329,45 +399,49 @@ def main(argv: list[str] | None = None) -> Path:
         collectors.set_pool(state.pool)
 
     num_updates = math.ceil(cfg.total_steps / cfg.rollout_steps)
-    start = time.time()
     bars = functools.partial(tqdm, disable=not cfg.progress, dynamic_ncols=True)  # a bar per phase
-    ppo_bars, stop = (), ""  # the PPO bar and its status line, made once cloning is done
+    ppo_bars, stop, failed = (), "", None  # the PPO bar and its status line, made once cloning is done
+    signals = StopSignals()  # SIGINT, SIGTERM: stop at once, keep the last completed update
+    signals.install()
     try:
         # -- optional behaviour cloning of a scripted teacher before PPO (counts in the time limit)
         if cfg.pretrain_teacher and not state.pretrained:
             t0 = time.time()
             demo = demonstrations(specs, cfg.pretrain_teacher, cfg.pretrain_decisions, cfg.num_workers > 0,
                                   progress=bars)
-            state.env_steps += demo["stats"]["env_steps"]
             t1 = time.time()
             fit = behaviour_clone(policy, critic, optimizer, demo, cfg.pretrain_epochs, cfg.vf_coef,
                                   cfg.max_grad_norm, progress=bars)
-            state.pretrained = True
+            check_finite("behaviour cloning", fit, policy, critic)
+            with signals.deferred():  # the cloned policy and its marker, together
+                state.env_steps += demo["stats"]["env_steps"]
+                state.pretrained = True
+                good = detached(checkpoint())
+                save_checkpoint(run_dir / "checkpoint.pt", good)
             for key, value in fit.items():
                 writer.add_scalar(f"pretrain/{key}", value, 0)
             print(f"behaviour cloning of {cfg.pretrain_teacher}: {len(demo['actions'])} decisions "
                   f"recorded in {t1 - t0:.0f} s, fitted in {time.time() - t1:.0f} s; held-out "
                   f"accuracy {fit['accuracy']:.1%}, value explained variance {fit['explained_variance']:.2f}")
             del demo
-            save_checkpoint(run_dir / "checkpoint.pt", checkpoint())
 
-        done = run_done(cfg, state.global_step, time.time() - start)  # before PPO: cloning, a resumed run
+        done = run_done(cfg, state.global_step, elapsed())  # before PPO: cloning, a resumed run
         ppo_bars = bars(total=100, initial=done, desc="PPO", bar_format=PPO_BAR), bars(bar_format="{desc}")
-        show_ppo_progress(ppo_bars, cfg, state.global_step, time.time() - start)
+        show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())
         while state.global_step < cfg.total_steps:
-            if cfg.time_limit_minutes and time.time() - start > cfg.time_limit_minutes * 60:
-                show_ppo_progress(ppo_bars, cfg, state.global_step, time.time() - start)  # at 100%
+            if cfg.time_limit_minutes and elapsed() > cfg.time_limit_minutes * 60:
+                show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())  # at 100%
                 stop = f"stopped on the time limit of {cfg.time_limit_minutes:g} min: "
                 break
             state.iteration += 1
             if cfg.anneal_lr:  # linear to 0 over total_steps, or over the time limit if sooner
                 frac = 1.0 - (state.iteration - 1) / num_updates
                 if cfg.time_limit_minutes:
-                    frac = min(frac, 1.0 - (time.time() - start) / (cfg.time_limit_minutes * 60))
+                    frac = min(frac, 1.0 - elapsed() / (cfg.time_limit_minutes * 60))
                 optimizer.param_groups[0]["lr"] = max(frac, 0.0) * cfg.learning_rate
             t0 = time.time()
 
-            # -- rollout (workers in parallel), then the PPO update
+            # -- rollout (workers in parallel), then the PPO update (NaN or infinite: it failed)
             batch = collectors.collect(weights(policy), cfg.rollout_steps,
                                        None if critic is None else weights(critic))
             stats = batch.pop("stats")
@@ -375,6 +449,7 @@ def main(argv: list[str] | None = None) -> Path:
             state.global_step += steps
             state.env_steps += stats["env_steps"]
             losses = ppo_update(policy, critic, optimizer, params, batch, cfg)
+            check_finite(f"update {state.iteration}", losses, policy, critic)
 
             # -- logging
             sps = stats["env_steps"] / (time.time() - t0)
@@ -393,14 +468,13 @@ def main(argv: list[str] | None = None) -> Path:
                 state.pool = [*state.pool, weights(policy)][-cfg.pool_size :]
                 collectors.set_pool(state.pool)
 
-            # -- checkpoint, evaluation, best checkpoint
+            # -- evaluation (of this policy, exported to a temp file), best checkpoint
             eval_wr = float("nan")
             due_eval = cfg.eval_every and state.iteration % cfg.eval_every == 0
-            if due_eval or state.iteration % cfg.checkpoint_every == 0:
-                save_checkpoint(run_dir / "checkpoint.pt", checkpoint())
             if due_eval:
-                summary = evaluate(run_dir / "checkpoint.pt", rules, cfg.eval_opponent, cfg.eval_games,
-                                   seed=cfg.seed, progress=functools.partial(bars, leave=False))
+                with policy_file(run_dir, policy_export(checkpoint())) as path:
+                    summary = evaluate(path, rules, cfg.eval_opponent, cfg.eval_games, seed=cfg.seed,
+                                       progress=functools.partial(bars, leave=False))
                 eval_wr = summary["win_rate"]
                 for key in ("win_rate", "round_score", "place"):
                     writer.add_scalar(f"eval/{key}_vs_{cfg.eval_opponent}", summary[key], step)
@@ -408,25 +482,37 @@ def main(argv: list[str] | None = None) -> Path:
                            f"{eval_wr:.1%} [{summary['win_lo']:.1%}, {summary['win_hi']:.1%}]")
                 if eval_wr > state.best_eval:
                     state.best_eval = eval_wr
-                    payload = checkpoint()
-                    save_checkpoint(run_dir / "checkpoint.pt", payload)
-                    save_checkpoint(run_dir / "best.pt", policy_export(payload))
-            log.writerow([state.iteration, step, state.env_steps, round(sps), stats["learner_win_rate"],
-                          stats["learner_round_score"], stats["opponent_round_score"],
-                          *losses.values(), eval_wr])
-            log_file.flush()
-            show_ppo_progress(ppo_bars, cfg, step, time.time() - start, stats, sps)
+                    save_checkpoint(run_dir / "best.pt", policy_export(checkpoint()))
+
+            # -- the update's log row, then its checkpoint: a signal waits for both
+            with signals.deferred():
+                log.write([state.iteration, step, state.env_steps, round(sps), stats["learner_win_rate"],
+                           stats["learner_round_score"], stats["opponent_round_score"],
+                           *losses.values(), eval_wr])
+                good = detached(checkpoint())
+                if due_eval or state.iteration % cfg.checkpoint_every == 0:
+                    save_checkpoint(run_dir / "checkpoint.pt", good)
+            show_ppo_progress(ppo_bars, cfg, step, elapsed(), stats, sps)
+    except BaseException as err:  # failed or interrupted: stop the workers at once
+        failed = err
+        if not isinstance(err, TrainingFailed | KeyboardInterrupt):
+            what = f"update {state.iteration}" if ppo_bars else "behaviour cloning"  # bars: PPO began
+            raise TrainingFailed(f"{what} failed ({type(err).__name__}: {err})") from err
+        raise
     finally:
+        signals.hold()  # nothing interrupts the final save
         for bar in ppo_bars:
             bar.close()
-        collectors.close()
-        payload = checkpoint()
-        save_checkpoint(run_dir / "checkpoint.pt", payload)
-        save_checkpoint(run_dir / "final.pt", policy_export(payload))
+        collectors.close(graceful=failed is None)
+        save_checkpoint(run_dir / "checkpoint.pt", good)  # the last good state, never a failed one
+        save_checkpoint(run_dir / "final.pt", policy_export(good))
         writer.close()
-        log_file.close()
+        log.close(keep=good["iteration"])
+        signals.restore()
+        if failed is not None:
+            print(stop_note(failed, run_dir, good), file=sys.stderr)
     print(f"{stop}trained {state.global_step:,} of total_steps={cfg.total_steps:,} learner steps "
-          f"({state.env_steps:,} env steps) in {time.time() - start:.0f} s; checkpoints in {run_dir}")
+          f"({state.env_steps:,} env steps) in {elapsed():.0f} s; checkpoints in {run_dir}")
 
     # -- final evaluation table against every baseline (of best.pt if evaluations kept one)
     if cfg.final_eval_games > 0:
@@ -434,7 +520,7 @@ def main(argv: list[str] | None = None) -> Path:
         table = evaluation_table(ckpt, rules, cfg.final_eval_opponents, cfg.final_eval_games,
                                  seed=cfg.seed + 1, progress=bars)
         print(table)
-        (run_dir / "evaluation.md").write_text(table + "\n")
+        write_text_atomic(run_dir / "evaluation.md", table + "\n")
     return run_dir
 
 
@@ -501,9 +587,19 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
     }
 
 
-def cli() -> None:
-    """The ``mt-train`` command: :func:`main` on the command line's arguments, exit code 0."""
-    main()
+def cli(argv: list[str] | None = None) -> None:
+    """The ``mt-train`` command: :func:`main` on the command line's arguments. Errors are
+    one line on stderr, no traceback; the exit code says how the run ended (see the top)."""
+    try:
+        main(argv)
+    except (OptionError, CheckpointError) as err:  # nothing was written
+        print(f"mt-train: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except TrainingFailed as err:
+        print(f"mt-train: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt as err:  # SIGINT or SIGTERM: saved, then 128 + the signal
+        raise SystemExit(getattr(err, "exit_code", 130)) from None
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ PROBES: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
 OPPONENT_IN_STEP = "Gymnasium: opponent fails in step() (illegal, ill-typed, raises)"
 OPPONENT_IN_RESET = "Gymnasium: opponent fails in reset()"
 
-PROBE_TESTS = ["tests/test_fuzz_envs.py", "tests/test_failure_paths.py"]
+PROBE_TESTS = ["tests/test_fuzz_envs.py", "tests/test_failure_paths.py", "tests/test_train_failures.py"]
 
 
 def record(probe_class: str, clear: bool, lost: bool = False) -> None:

@@ -6,6 +6,7 @@
 | :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`) and :class:`PPOAgent` |
 | :mod:`mt_env.agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
 | :mod:`mt_env.agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
+| :mod:`mt_env.agents.ppo.runs` | the trainer's options checks, run folder, log trimming, signals, good-state keeping |
 
 The policy's input features are :mod:`mt_env.agents.features` (numpy, no torch, so any
 library can use them). The trainer (``train.py``) puts them together; ``make_agent("ckpt:PATH", config)`` loads a

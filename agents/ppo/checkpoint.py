@@ -15,9 +15,12 @@ carries a SHA-256 of its content, verified at every load:
 | ``model`` | policy weights; ``hidden_sizes`` its shape |
 | ``global_step``, ``iteration``, ``env_steps`` | how far training got |
 | ``critic``, ``optimizer``, ``best_eval``, ``pool``, ``pretrained``, ``torch_rng`` | trainer state for ``--resume`` (absent from policy-only exports) |
+| ``elapsed`` | seconds of training this checkpoint holds (counted against the time limit on ``--resume``; absent from files written before it existed: 0) |
 
-The trainer writes ``checkpoint.pt`` (:func:`trainer_checkpoint`, everything) and the
-policy-only exports ``best.pt`` / ``final.pt`` (:func:`policy_export`). :func:`load_checkpoint`
+The trainer writes ``checkpoint.pt`` (:func:`trainer_checkpoint`, everything; :func:`detached`
+keeps a copy of the last good one) and the policy-only exports ``best.pt`` / ``final.pt``
+(:func:`policy_export`); :func:`remove_stale_temp_files` deletes the temp files of writes a
+kill interrupted. :func:`load_checkpoint`
 checks the file's structure (every key, its type, the weights' shapes against
 ``hidden_sizes``), the checksum, and every layout key against the rules configuration it
 is used with, and raises :class:`CheckpointError` naming what is wrong; a truncated or
@@ -83,6 +86,21 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+TEMP_GLOB = ".*.pt.*.tmp"
+"""The temp files :func:`save_checkpoint` writes before its rename (``.checkpoint.pt.XXXX.tmp``)."""
+
+
+def remove_stale_temp_files(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temp files in ``folder`` that checkpoint writes killed before their rename
+    left behind (:data:`TEMP_GLOB`); return them. Call it when no other process writes there."""
+    removed = []
+    for tmp in sorted(Path(folder).glob(TEMP_GLOB)):
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
 
 
 def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) -> dict:
@@ -175,6 +193,7 @@ _TRAINER_TYPES = {
     "optimizer": dict, "best_eval": float | int, "pool": list, "pretrained": bool,
     "torch_rng": torch.Tensor,
 }
+_OPTIONAL_TYPES = {"elapsed": float | int}  # newer than format 2's first files
 
 
 def check_structure(data: dict, where: str | os.PathLike) -> None:
@@ -191,6 +210,12 @@ def check_structure(data: dict, where: str | os.PathLike) -> None:
         if not isinstance(data[key], kind) or isinstance(data[key], bool) and kind is int:
             raise CheckpointError(
                 f"checkpoint {where}: {key} is a {type(data[key]).__name__}, expected {kind}"
+            )
+    for key, kind in _OPTIONAL_TYPES.items():
+        value = data.get(key, 0)
+        if not isinstance(value, kind) or isinstance(value, bool) or not 0 <= value < math.inf:
+            raise CheckpointError(
+                f"checkpoint {where}: {key}={value!r}; expected a finite number >= 0"
             )
     hidden = list(data["hidden_sizes"])
     if not hidden or not all(
@@ -260,6 +285,8 @@ class TrainerState:
     """opponent-pool snapshots (policy state dicts), oldest first"""
     pretrained: bool = False
     """behaviour cloning is done (a resumed run does not clone again)"""
+    elapsed: float = 0.0
+    """seconds of training so far (cloning included), counted against the time limit"""
 
 
 def trainer_checkpoint(
@@ -290,8 +317,29 @@ def trainer_checkpoint(
         "best_eval": state.best_eval,
         "pool": state.pool,
         "pretrained": state.pretrained,
+        "elapsed": float(state.elapsed),
         "torch_rng": torch.get_rng_state(),
     }
+
+
+def detached(payload: dict) -> dict:
+    """A copy of a :func:`trainer_checkpoint` dict that later training leaves unchanged
+    (weights and optimizer state copied; the pool's snapshots are never changed in place):
+    the last good state, saved when training fails or stops. CheckpointError if its weights
+    are not finite: a diverged state is never kept."""
+    for key in ("model", "critic"):
+        _check_finite(payload.get(key), key, f"of update {payload.get('iteration')}")
+
+    def clone(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach().clone()
+        if isinstance(value, dict):
+            return {k: clone(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clone(v) for v in value]
+        return value
+
+    return {k: list(v) if k == "pool" else clone(v) for k, v in payload.items()}
 
 
 def policy_export(payload: dict) -> dict:
@@ -337,4 +385,5 @@ def resume(
         best_eval=data["best_eval"],
         pool=list(data["pool"]),
         pretrained=data.get("pretrained", False),
+        elapsed=float(data.get("elapsed", 0.0)),
     )

@@ -38,10 +38,13 @@ def demonstrations(
     bar = progress(total=decisions, desc=f"cloning: {teacher} decisions recorded",
                    unit="decision") if progress else None
     collectors = Collectors(demo_specs, processes)
+    graceful = False  # an error or a signal stops the workers at once
     try:
-        return collectors.demonstrate(decisions, None if bar is None else bar.update)
+        batch = collectors.demonstrate(decisions, None if bar is None else bar.update)
+        graceful = True
+        return batch
     finally:
-        collectors.close()
+        collectors.close(graceful)
         if bar is not None:
             bar.close()
 

@@ -31,13 +31,21 @@ plays every learner seat and its decisions are recorded instead: demonstrations 
 behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector`
 runs in-process; :class:`CollectorProcess` runs one in a worker process so that
 rollouts use every core; :class:`Collectors` drives several as one (the trainer's).
+A worker process dies with the trainer, however the trainer ends (a SIGKILL included:
+Linux's parent-death signal, elsewhere a watch on the parent's id), and leaves SIGINT to the
+trainer, which stops its workers itself.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import multiprocessing as mp
+import os
 import random
+import signal
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
@@ -394,20 +402,46 @@ class _Stats:
 
 
 # -------------------------------------------------------------------- worker processes
-def _worker(conn, spec: RolloutSpec) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """End this worker process when the trainer ``parent_pid`` ends, even by SIGKILL: Linux's
+    PR_SET_PDEATHSIG, elsewhere a thread watching the parent's id once a second."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError, TypeError):  # no libc or no prctl (not Linux)
+        armed = False
+    if os.getppid() != parent_pid:  # the trainer died before the signal was armed
+        os._exit(1)
+    if not armed:
+
+        def watch() -> None:
+            while os.getppid() == parent_pid:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+
+
+def _worker(conn, spec: RolloutSpec, parent_pid: int | None = None) -> None:
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the trainer, which stops us
     torch.set_num_threads(1)
     collector = Collector(spec)
-    while True:
-        cmd, *args = conn.recv()
-        if cmd == "collect":
-            conn.send(collector.collect(*args))
-        elif cmd == "demonstrate":  # progress reports ("progress", n) first, then the batch
-            conn.send(collector.demonstrate(*args, report=lambda n: conn.send(("progress", n))))
-        elif cmd == "pool":
-            collector.set_pool(*args)
-        elif cmd == "close":
-            conn.close()
-            return
+    try:
+        while True:
+            cmd, *args = conn.recv()
+            if cmd == "collect":
+                conn.send(collector.collect(*args))
+            elif cmd == "demonstrate":  # progress reports ("progress", n) first, then the batch
+                conn.send(collector.demonstrate(*args, report=lambda n: conn.send(("progress", n))))
+            elif cmd == "pool":
+                collector.set_pool(*args)
+            elif cmd == "close":
+                conn.close()
+                return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the trainer is gone: nothing to report to
 
 
 class CollectorProcess:
@@ -416,8 +450,9 @@ class CollectorProcess:
     def __init__(self, spec: RolloutSpec) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, spec), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, spec, os.getpid()), daemon=True)
         self.proc.start()
+        child.close()  # the worker's end: this process keeps none, so a dead worker reads as EOF
 
     def start_collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> None:
         self.conn.send(("collect", state_dict, min_steps, critic_state))
@@ -427,19 +462,37 @@ class CollectorProcess:
         self.conn.send(("demonstrate", min_steps))
 
     def result(self) -> dict:
-        return self.conn.recv()
+        return self.receive()
+
+    def receive(self):
+        """The worker's next message; RuntimeError naming it if the worker died."""
+        try:
+            return self.conn.recv()
+        except (EOFError, ConnectionResetError):
+            self.proc.join(timeout=5)
+            raise RuntimeError(
+                f"rollout worker process {self.proc.pid} died (exit code {self.proc.exitcode})"
+            ) from None
 
     def set_pool(self, state_dicts: list[dict]) -> None:
         self.conn.send(("pool", state_dicts))
 
-    def close(self) -> None:
-        try:
-            self.conn.send(("close",))
-        except (BrokenPipeError, OSError):
-            pass
-        self.proc.join(timeout=5)
+    def close(self, timeout: float = 5.0) -> None:
+        """Ask the worker to finish, give it ``timeout`` seconds (0: stop it at once: it may
+        be busy with a batch nobody will read), then terminate it."""
+        if timeout > 0:
+            try:
+                self.conn.send(("close",))
+            except (BrokenPipeError, OSError):
+                pass
+            self.proc.join(timeout=timeout)
         if self.proc.is_alive():
             self.proc.terminate()
+            self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
 
 
 class Collectors:
@@ -478,9 +531,10 @@ class Collectors:
         for c in self.items:
             c.start_demonstrate(share)
         results: dict = {}
+        by_conn = {c.conn: c for c in self.items}
         while len(results) < len(self.items):
             for conn in wait([c.conn for c in self.items if c.conn not in results]):
-                message = conn.recv()
+                message = by_conn[conn].receive()
                 if isinstance(message, tuple):
                     relay(message[1])
                 else:
@@ -491,10 +545,12 @@ class Collectors:
         for c in self.items:
             c.set_pool(state_dicts)
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
+        """Stop the worker processes: asked to finish (``graceful``), or at once (a run
+        that failed or was interrupted: their batches would never be read)."""
         if self.processes:
             for c in self.items:
-                c.close()
+                c.close(timeout=5.0 if graceful else 0.0)
 
 
 def _merge(parts: list[dict]) -> dict:
