@@ -55,6 +55,7 @@ if __name__ == "__main__":  # pragma: no cover - a reporting script
 
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root / "tests"))
+    sys.path.insert(0, str(root))  # test_train_failures imports train.py from the root
     import probes  # the module the tests import (this file runs as __main__)
 
     code = pytest.main(

@@ -12,6 +12,7 @@ import pytest
 from mt_env import Deal, Match, RulesConfig
 from mt_env.agents.longest_train import LongestTrainAgent
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec
+from mt_env.rewards import REWARD_MODES, round_rewards
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
 # Engine 6|6. Seat 0 lays 6|5, 5|4 in its free first turn, cannot place 0|0 and passes;
@@ -26,19 +27,19 @@ def _deal() -> Deal:
     return Deal(hands=HANDS, boneyard=rest, engine=6, start_seat=0)
 
 
-def _collector(reward: str, gamma: float = 1.0, lam: float = 0.95) -> Collector:
+def _collector(reward: str, gamma: float = 1.0, lam: float = 0.95, rules=RULES) -> Collector:
     spec = RolloutSpec(
-        rules=RULES, num_games=1, seed=0, reward=reward, reward_scale=0.01,
+        rules=rules, num_games=1, seed=0, reward=reward, reward_scale=0.01,
         round_is_episode=True, learner_seats=2, opponent_mix={"self": 1.0}, features="none",
         hidden_sizes=(8,), gamma=gamma, gae_lambda=lam,
     )
     return Collector(spec)
 
 
-def _play_scripted(col: Collector, values: dict[int, list[float]]) -> list[int]:
-    """Drive the scripted game, recording every decision with the given values."""
+def _play_scripted(col: Collector, values: dict[int, list[float]], rules=RULES) -> list[int]:
+    """Drive the scripted round, recording every decision with the given values."""
     g = col.games[0]
-    g.match = Match(RULES, deals=[_deal()])
+    g.match = Match(rules, deals=[_deal()])
     g.roles = ["self", "self"]
     g.streams = {0: [], 1: []}
     enc, codec = col.enc, g.match.state.codec
@@ -90,6 +91,27 @@ def test_rewards_go_to_each_seats_last_decision_and_gae_runs_per_seat():
         np.testing.assert_allclose([row[6] for row in by_seat[seat]],
                                    np.array(expected) + np.array(vals), rtol=1e-6)
         assert [row[4] for row in by_seat[seat]] == pytest.approx(vals)
+
+
+@pytest.mark.parametrize("reward", REWARD_MODES)
+def test_a_round_that_is_not_the_last_closes_every_stream(reward):
+    """round_is_episode: when round 1 of a 2-round match ends, each seat's stream is closed
+    there (bootstrap 0, rewards of that round only) — whatever the reward scheme — and the
+    next round starts new streams."""
+    rules = RULES.replace(num_rounds=2)
+    values = {0: [0.1, 0.2, 0.3], 1: [0.4, 0.5]}
+    col = _collector(reward, rules=rules)
+    _play_scripted(col, values, rules)
+    g = col.games[0]
+    assert g.match.round_index == 1 and not g.match.is_over
+    assert len(col.finished) == 5 and all(not s for s in g.streams.values())
+    final = round_rewards(reward, rules, g.match.results[0], 0.01) or [0.0, 0.0]
+    rows = {0: col.finished[:3], 1: col.finished[3:]}
+    for seat in (0, 1):
+        vals = values[seat]
+        # the return of the seat's last decision of the round is that round's reward alone
+        assert rows[seat][-1][6] == pytest.approx(final[seat])
+        assert [row[4] for row in rows[seat]] == pytest.approx(vals)
 
 
 def test_open_streams_bootstrap_from_the_same_seats_next_decision():
