@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from mt_env import Deal, Match, RulesConfig
 from mt_env.agents.longest_train import LongestTrainAgent
+from mt_env.agents.ppo.policy import make_policy
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec
 from mt_env.rewards import REWARD_MODES, round_rewards
 
@@ -172,3 +174,28 @@ def _hand_tiles(obs: np.ndarray) -> set[tuple[int, int]]:
     enc, ts = ObservationEncoder(RULES), tile_set(RULES.max_pip)
     hand = obs[enc.pieces["hand"]]
     return {(ts.high[t], ts.low[t]) for t in np.flatnonzero(hand > 0.5)}
+
+
+def test_a_batch_cut_mid_round_bootstraps_open_streams_from_their_own_value():
+    """collect() returns as soon as enough transitions are ready; the rounds still going
+    on are cut there, each seat's ready transitions bootstrapping from that seat's next
+    (kept) decision's value. With gamma = lambda = 1 and a value head that always says c,
+    a cut transition's return is c — never 0, which would teach that mid-round positions
+    are worth nothing."""
+    rules = RulesConfig(num_seats=4, num_rounds=1)  # long rounds: a 40-step batch cuts them
+    spec = RolloutSpec(
+        rules=rules, num_games=2, seed=3, reward="score", reward_scale=0.01,
+        round_is_episode=True, learner_seats=4, opponent_mix={"self": 1.0}, features="none",
+        hidden_sizes=(8,), gamma=1.0, gae_lambda=1.0,
+    )
+    col = Collector(spec)
+    net = make_policy(rules, "none", (8,))
+    c = 0.125
+    with torch.no_grad():
+        net.critic.weight.zero_()
+        net.critic.bias.fill_(c)
+    batch = col.collect(net.state_dict(), min_steps=40)
+    returns = np.asarray(batch["returns"])
+    assert len(returns) >= 40
+    assert np.isclose(returns, c).sum() >= 20  # rounds still going: bootstrapped from c
+    assert np.allclose(batch["values"], c)
