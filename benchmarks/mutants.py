@@ -192,9 +192,6 @@ mutant(ROLL, "self._flush(stream, next_value=stream[-1][_VAL], keep_last=True)",
 mutant(ROLL, """                if final is not None and stream:
                     stream[-1][_REW] += final[s]""", """                pass""",
        "match-end rank/win rewards dropped", *ROLL_T)
-mutant(ROLL, "                stream[-1][_REW] += rewards[s]  # credited to this seat's last decision",
-       "                stream[-1][_REW] = rewards[s]  # credited to this seat's last decision",
-       "a round reward overwrites one already credited", *ROLL_T)
 mutant(ROLL, "            adv = delta + gamma * lam * nonterminal * adv",
        "            adv = delta + gamma * nonterminal * adv", "GAE without lambda", *ROLL_T)
 

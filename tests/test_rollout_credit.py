@@ -14,7 +14,7 @@ from mt_env import Deal, Match, RulesConfig
 from mt_env.agents.longest_train import LongestTrainAgent
 from mt_env.agents.ppo.policy import make_policy
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec
-from mt_env.rewards import REWARD_MODES, round_rewards
+from mt_env.rewards import REWARD_MODES, match_rewards, round_rewards
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
 # Engine 6|6. Seat 0 lays 6|5, 5|4 in its free first turn, cannot place 0|0 and passes;
@@ -199,3 +199,18 @@ def test_a_batch_cut_mid_round_bootstraps_open_streams_from_their_own_value():
     assert len(returns) >= 40
     assert np.isclose(returns, c).sum() >= 20  # rounds still going: bootstrapped from c
     assert np.allclose(batch["values"], c)
+
+
+@pytest.mark.parametrize("reward", ["rank", "win"])
+def test_match_end_rewards_reach_each_seats_last_decision(reward):
+    """rank/win pay only at the match's end: seat 1 went out and won, so its last
+    decision's return (gamma = 1, rewards 0 before) is the match reward, and seat 0's
+    is the loser's."""
+    values = {0: [0.0, 0.0, 0.0], 1: [0.0, 0.0]}
+    col = _collector(reward, lam=1.0)
+    _play_scripted(col, values)
+    expected = match_rewards(reward, [2, 1])  # seat 1 first, seat 0 second
+    rows = {0: col.finished[:3], 1: col.finished[3:]}
+    assert expected[1] > expected[0]
+    for seat in (0, 1):
+        assert [row[6] for row in rows[seat]] == pytest.approx([expected[seat]] * len(rows[seat]))
