@@ -4,6 +4,7 @@ structure are a CheckpointError naming the problem, on every loading path
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -137,3 +138,19 @@ def test_resume_refuses_damaged_and_policy_only_files(tmp_path):
         resumable_config(truncated)
     shutil.copy(SHIPPED, tmp_path / "ok.pt")
     assert load_checkpoint(tmp_path / "ok.pt", RULES)["features"] == "pairs"
+
+
+def test_a_checkpoint_cannot_run_code_when_loaded(tmp_path):
+    """Checkpoints are read with torch's weights_only unpickler: a file whose pickle calls
+    a function (here os.makedirs) is refused before anything runs."""
+
+    class Payload:
+        def __reduce__(self):
+            return (os.makedirs, (str(tmp_path / "ran"),))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "mt_env-ppo", "format_version": 2, "x": Payload()}, path)
+    for load in loaders(path):
+        with pytest.raises(ValueError, match="corrupt or truncated"):
+            load()
+    assert not (tmp_path / "ran").exists()
