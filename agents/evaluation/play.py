@@ -145,13 +145,7 @@ def describe_for_player(state: RoundState, move: int) -> str:
             return "pass (the marker stays on your train)"
         return "pass (your train gets a marker: open to everyone)"
     tile, train = _tile_from_end(state, move)
-    if train == state.mexican_train:
-        where = "the Mexican train"
-    elif train == seat:
-        where = "your train"
-    else:
-        where = f"seat {train}'s train"
-    return f"play {tile} on {where}"
+    return f"play {tile} on {_train_words(state, train, seat, 'your train')}"
 
 
 def describe_for_table(state: RoundState, move: int, lineup: Sequence[str]) -> str:
@@ -165,13 +159,15 @@ def describe_for_table(state: RoundState, move: int, lineup: Sequence[str]) -> s
         marker = _marker_on_pass(state) and not state.is_marked(seat)
         return f"{who} passes" + (" (a marker goes on its train)" if marker else "")
     tile, train = _tile_from_end(state, move)
+    return f"{who} plays {tile} on {_train_words(state, train, seat, 'its own train')}"
+
+
+def _train_words(state: RoundState, train: int, seat: int, own: str) -> str:
+    """A train as a player names it: ``own`` for the acting seat's, the Mexican train, or
+    another seat's."""
     if train == state.mexican_train:
-        where = "the Mexican train"
-    elif train == seat:
-        where = "its own train"
-    else:
-        where = f"seat {train}'s train"
-    return f"{who} plays {tile} on {where}"
+        return "the Mexican train"
+    return own if train == seat else f"seat {train}'s train"
 
 
 def ordered_moves(state: RoundState) -> list[int]:
