@@ -58,6 +58,15 @@ POLICY_KEYS = (
 """The keys of a policy-only export: what an agent needs, no trainer state."""
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)  # os.umask only reads by setting: set a safe value meanwhile
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # once, at import: changing it later would race other threads' files
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: corrupt, truncated, or built for another layout/rules."""
 
@@ -79,9 +88,7 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
             f.write(buf.getvalue())
             f.flush()
             os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide it from the group
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would hide it from the group
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
