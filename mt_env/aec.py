@@ -197,7 +197,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
 from .actions import move_codec
-from .config import RulesConfig
+from .config import RulesConfig, check_choice
 from .match import Match, RoundResult
 from .observation import ObservationEncoder
 from .render import render_text
@@ -348,10 +348,7 @@ class raw_env(AECEnv, EzPickle):
             or reward_scale <= 0
         ):
             raise ValueError(f"reward_scale={reward_scale!r}: expected a finite number > 0")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(
-                f"illegal_action={illegal_action!r}: expected one of {ILLEGAL_ACTION_MODES}"
-            )
+        check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         self.render_mode = render_mode
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)

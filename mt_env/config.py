@@ -83,7 +83,8 @@ def default_hand_size(num_seats: int, max_pip: int) -> int:
     )
 
 
-def _choice(field: str, value, allowed) -> None:
+def check_choice(field: str, value, allowed) -> None:
+    """ValueError naming ``field``, ``value`` and ``allowed`` unless ``value`` is one of them."""
     if value not in allowed:
         raise ValueError(f"{field}={value!r}: expected one of {allowed}")
 
@@ -122,10 +123,10 @@ class RulesConfig:
             object.__setattr__(self, "hand_size", default_hand_size(n, self.max_pip))
         elif not is_int(self.hand_size) or self.hand_size < 1:
             raise ValueError(f"hand_size={self.hand_size!r}: expected a positive int")
-        _choice("first_turn", self.first_turn, FIRST_TURN_MODES)
-        _choice("doubles_order", self.doubles_order, DOUBLES_ORDERS)
-        _choice("engine_source", self.engine_source, ENGINE_SOURCES)
-        _choice("scoring", self.scoring, SCORINGS)
+        check_choice("first_turn", self.first_turn, FIRST_TURN_MODES)
+        check_choice("doubles_order", self.doubles_order, DOUBLES_ORDERS)
+        check_choice("engine_source", self.engine_source, ENGINE_SOURCES)
+        check_choice("scoring", self.scoring, SCORINGS)
         if not is_int(self.double_blank_value) or self.double_blank_value not in (50, 0):
             raise ValueError(
                 f"double_blank_value={self.double_blank_value!r}: expected 50 (R26) or 0 "

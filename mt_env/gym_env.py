@@ -44,7 +44,7 @@ from .aec import (
     raw_env,
     render_frame,
 )
-from .config import RulesConfig
+from .config import RulesConfig, check_choice
 from .rules import IllegalMoveError
 
 Policy = Callable[[np.ndarray, np.ndarray], int]
@@ -184,10 +184,7 @@ class MexicanTrainGymEnv(gymnasium.Env):
                 **rules_options,
             ),
         )
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(
-                f"illegal_action={illegal_action!r}: expected one of {ILLEGAL_ACTION_MODES}"
-            )
+        check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         self.aec = raw_env(reward=reward, reward_scale=reward_scale, config=config, **rules_options)
         self.config = self.aec.config
         self.encoder = self.aec.encoder
