@@ -6,6 +6,10 @@ Tiles are written as ``(a, b)`` pairs; trains as seat indices, the Mexican train
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from mt_env import Deal
 from mt_env.tiles import tile_set
 
@@ -90,13 +94,14 @@ def snapshot(state):
 
 
 # ---------------------------------------------------------------- trainer tests
-import pytest  # noqa: E402  (appended with the trainer fixtures below)
-
 TRAIN_SMOKE_ARGS = (
     "--config", "quick", "--total-steps", "600", "--rollout-steps", "300",
     "--games-per-worker", "4", "--num-workers", "0", "--no-progress",
     "--eval-every", "0", "--final-eval-games", "0", "--checkpoint-every", "1",
     "--snapshot-every", "1", "--pretrain-teacher", "",  # the quick preset clones a teacher first
+    # No wall clock in the smoke run: the quick preset's 6-minute limit would also shape the
+    # learning-rate schedule (annealed over the time limit when that ends the run sooner).
+    "--time-limit-minutes", "0",
 )
 
 
@@ -113,6 +118,29 @@ def game_steps(limit: int = 50_000):
     yield from range(limit)
     raise AssertionError(f"the game did not end within {limit} steps")
 
-# No wall clock in the smoke run: the quick preset's 6-minute limit would also shape the
-# learning-rate schedule (annealed over the time limit when that ends the run sooner).
-TRAIN_SMOKE_ARGS = (*TRAIN_SMOKE_ARGS, "--time-limit-minutes", "0")
+
+@pytest.fixture
+def clock_jumps_after_each_update(monkeypatch):
+    """``install(seconds)``: train.py's clock jumps ``seconds`` forward after every PPO
+    update, so tests reach a time limit without waiting (no wall-clock dependence)."""
+
+    def install(seconds: float) -> None:
+        import train  # the trainer (and torch) only for the tests that ask for it
+
+        class Clock:
+            skipped = 0.0
+
+            def time(self) -> float:
+                return time.time() + self.skipped
+
+        clock, update = Clock(), train.ppo_update
+
+        def update_then_jump(*args, **kwargs):
+            out = update(*args, **kwargs)
+            clock.skipped += seconds
+            return out
+
+        monkeypatch.setattr(train, "time", clock)
+        monkeypatch.setattr(train, "ppo_update", update_then_jump)
+
+    return install

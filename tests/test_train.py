@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -293,27 +292,12 @@ def test_worker_processes_report_the_decisions_they_record():
     assert len(reports) > 2
 
 
-def test_a_run_stopped_by_the_time_limit_says_so(tmp_path: Path, capsys, monkeypatch, bars: list,
-                                                 smoke_args: list[str]):
+def test_a_run_stopped_by_the_time_limit_says_so(tmp_path: Path, capsys, bars: list,
+                                                 smoke_args: list[str],
+                                                 clock_jumps_after_each_update):
     """No wall clock: train.py's clock jumps an hour after the first PPO update, so a 1-minute
     limit stops the run before the second, and the PPO bar ends at 100%."""
-
-    class Clock:
-        skipped = 0.0
-
-        def time(self) -> float:
-            return time.time() + self.skipped
-
-    clock = Clock()
-    update = train.ppo_update
-
-    def update_then_an_hour_passes(*args, **kwargs):
-        out = update(*args, **kwargs)
-        clock.skipped += 3600.0
-        return out
-
-    monkeypatch.setattr(train, "time", clock)
-    monkeypatch.setattr(train, "ppo_update", update_then_an_hour_passes)
+    clock_jumps_after_each_update(3600.0)
     run = train.main([*smoke_args, "--progress", "--run-dir", str(tmp_path), "--time-limit-minutes", "1"])
     steps = load_checkpoint(run / "checkpoint.pt")["global_step"]
     assert 300 <= steps < 600

@@ -271,25 +271,11 @@ def test_a_failed_update_never_replaces_the_last_good_checkpoint(tmp_path: Path,
 
 
 # ---------------------------------------------------------------- the time budget
-def test_resume_counts_the_time_already_used(tmp_path: Path, monkeypatch, capsys, smoke_args: list[str]):
+def test_resume_counts_the_time_already_used(tmp_path: Path, capsys, smoke_args: list[str],
+                                            clock_jumps_after_each_update):
     """train.py's clock jumps 25 s per update (no wall clock). Two updates use 50 s of a
     1-minute limit; the resumed run may only do one more, not a fresh minute's three."""
-
-    class Clock:
-        skipped = 0.0
-
-        def time(self) -> float:
-            return time.time() + self.skipped
-
-    clock, update = Clock(), train.ppo_update
-
-    def update_then_25_s_pass(*args, **kwargs):
-        out = update(*args, **kwargs)
-        clock.skipped += 25.0
-        return out
-
-    monkeypatch.setattr(train, "time", clock)
-    monkeypatch.setattr(train, "ppo_update", update_then_25_s_pass)
+    clock_jumps_after_each_update(25.0)
     run = train.main([*smoke_args, "--run-dir", str(tmp_path), "--time-limit-minutes", "1"])
     used = load_checkpoint(run / "checkpoint.pt")["elapsed"]
     assert 50 <= used < 60
