@@ -88,7 +88,6 @@ class SearchAgent(LongestTrainAgent):
         self.top_k = top_k
         self.infer = infer
         self.rollout_planner = ChainPlanner(self.decoder.tiles, node_budget=ROLLOUT_CHAIN_BUDGET)
-        self._full = self.decoder.tiles.full_mask
         self.searches = 0
 
     def reset(self) -> None:
