@@ -10,6 +10,7 @@ spec string.
 | ``longest-train-reserve`` | :class:`mt_env.agents.longest_train.LongestTrainReserveAgent` (keeps a tile back in the free first turn) |
 | ``search`` | :class:`mt_env.agents.search.SearchAgent` (determinized search; the strong agent) |
 | ``ckpt:PATH`` | :meth:`mt_env.agents.ppo.policy.PPOAgent.from_checkpoint` ``(PATH, config, seed=seed)`` (imports torch, on first use) |
+| ``py:MODULE:FACTORY[:ARG]`` | whatever ``MODULE.FACTORY(config, seed)`` — or ``(config, seed, ARG)`` — returns: an :class:`Agent`, e.g. a :class:`~mt_env.agents.base.PolicyAgent` around a model trained with another library (``py:mt_env.integrations.sb3:agent:model.zip``). ``MODULE`` must be importable in the tournament's worker processes too |
 
 Tournaments live in :mod:`mt_env.agents.evaluation.tournament`; the learning code (the only code
 that imports torch) in :mod:`mt_env.agents.ppo`.
@@ -17,9 +18,11 @@ that imports torch) in :mod:`mt_env.agents.ppo`.
 
 from __future__ import annotations
 
+import importlib
+
 from mt_env.config import RulesConfig
 
-from .base import Agent
+from .base import Agent, PolicyAgent
 from .baselines import GreedyAgent, RandomAgent
 from .longest_train import LongestTrainAgent, LongestTrainReserveAgent
 from .search import SearchAgent
@@ -30,6 +33,32 @@ AGENTS: dict[str, type[Agent]] = {
 }
 
 CHECKPOINT_PREFIX = "ckpt:"
+PYTHON_PREFIX = "py:"
+
+
+def _from_factory(spec: str, config: RulesConfig, seed: int | None) -> Agent:
+    """``py:MODULE:FACTORY[:ARG]`` -> ``MODULE.FACTORY(config, seed[, ARG])`` (an Agent)."""
+    module_name, _, rest = spec[len(PYTHON_PREFIX) :].partition(":")
+    factory_name, _, arg = rest.partition(":")
+    if not module_name or not factory_name:
+        raise ValueError(
+            f"agent spec {spec!r}: expected py:MODULE:FACTORY or py:MODULE:FACTORY:ARG, "
+            "e.g. py:mt_env.integrations.sb3:agent:model.zip"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"agent spec {spec!r}: cannot import {module_name!r} ({err})") from err
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise ValueError(f"agent spec {spec!r}: {module_name} has no callable {factory_name!r}")
+    agent = factory(config, seed, arg) if arg else factory(config, seed)
+    if not isinstance(agent, Agent):
+        raise ValueError(
+            f"agent spec {spec!r}: {module_name}.{factory_name} returned "
+            f"{type(agent).__name__}, expected an mt_env.agents.Agent (e.g. a PolicyAgent)"
+        )
+    return agent
 
 
 def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent:
@@ -53,11 +82,15 @@ def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent
                 f"agent spec {spec!r}: cannot load the checkpoint {path!r}: "
                 f"{type(err).__name__}: {err}"
             ) from err
+    if spec.startswith(PYTHON_PREFIX):
+        return _from_factory(spec, config, seed)
     cls = AGENTS.get(spec)
     if cls is None:
         known = ", ".join(sorted(AGENTS))
-        raise ValueError(f"unknown agent {spec!r}: expected one of {known}, or ckpt:PATH")
+        raise ValueError(
+            f"unknown agent {spec!r}: expected one of {known}, ckpt:PATH or py:MODULE:FACTORY"
+        )
     return cls(config, seed=seed)
 
 
-__all__ = ["AGENTS", "Agent", "make_agent"]
+__all__ = ["AGENTS", "Agent", "PolicyAgent", "make_agent"]

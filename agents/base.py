@@ -65,6 +65,45 @@ class Agent:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+class PolicyAgent(Agent):
+    """Any policy callable ``policy(observation, action_mask) -> action`` as an :class:`Agent`.
+
+    How a model trained elsewhere (SB3, RLlib, Tianshou, TorchRL, ...) enters tournaments
+    and terminal games: wrap its greedy action in a function and return a ``PolicyAgent``
+    from a factory named by a ``py:`` spec (:func:`mt_env.agents.make_agent`). The action
+    is checked against the mask: an illegal one raises ``ValueError`` naming it, never a
+    silent substitute. ``policy`` must not keep per-match memory (``reset`` cannot clear it).
+    """
+
+    def __init__(
+        self,
+        config: RulesConfig,
+        policy,
+        name: str = "policy",
+        seed: int | None = None,
+    ) -> None:
+        if not callable(policy):
+            raise ValueError(f"PolicyAgent: policy {policy!r} is not callable")
+        self.policy = policy
+        self.name = name
+        super().__init__(config, seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        action = self.policy(observation, action_mask)
+        try:
+            action = int(np.asarray(action).reshape(()))
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"policy {self.name!r} returned {action!r}: expected one integer action"
+            ) from err
+        if not 0 <= action < action_mask.size or not action_mask[action]:
+            raise ValueError(
+                f"policy {self.name!r} returned the illegal action {action}: the mask allows "
+                f"{legal_actions(action_mask)}"
+            )
+        return action
+
+
 def legal_actions(action_mask: np.ndarray) -> list[int]:
     """The actions whose mask entry is nonzero, ascending; ValueError if there are none."""
     legal = np.flatnonzero(action_mask).tolist()

@@ -13,6 +13,10 @@ import pytest
 from mt_env import Deal
 from mt_env.tiles import tile_set
 
+# Each library's integration tests run in that library's own venv (scripts/integrations.sh),
+# with their paths named explicitly; a plain `pytest` leaves them out.
+collect_ignore = ["integrations"]
+
 
 def make_deal(max_pip, hands, engine=None, start_seat=0, boneyard=(), rest="asc"):
     """A :class:`Deal` from short ``hands``.

@@ -13,7 +13,7 @@ import pytest
 from conftest import game_steps
 
 from mt_env import Match, RulesConfig
-from mt_env.agents import AGENTS, Agent, make_agent
+from mt_env.agents import AGENTS, Agent, PolicyAgent, make_agent
 from mt_env.agents.chains import ChainPlanner
 from mt_env.agents.search import SearchAgent
 from mt_env.config import VARIANTS as CONFIG_VARIANTS
@@ -100,7 +100,34 @@ def test_registry_and_make_agent():
         make_agent(3, config)
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "longest-train", "longest-train-reserve", "search"])
+def test_py_specs_build_agents_from_factories():
+    """``py:MODULE:FACTORY[:ARG]`` is how models from other libraries enter tournaments."""
+    config = RulesConfig(num_seats=2)
+    agent = make_agent("py:agent_factories:lowest", config, seed=3)
+    assert isinstance(agent, PolicyAgent) and agent.name == "lowest"
+    enc, match = ObservationEncoder(config), Match(config, seed=0)
+    obs, mask = enc.encode(match, match.state.seat), enc.action_mask(match, match.state.seat)
+    assert agent.act(obs, mask) == np.flatnonzero(mask)[0]
+    second = make_agent("py:agent_factories:nth:1", config)
+    assert second.act(obs, mask) == np.flatnonzero(mask)[1 % mask.sum()]
+    with pytest.raises(ValueError, match="illegal action 0: the mask allows"):
+        make_agent("py:agent_factories:illegal", config).act(obs, np.eye(mask.size)[1])
+    for spec, message in [
+        ("py:agent_factories", "expected py:MODULE:FACTORY"),
+        ("py::lowest", "expected py:MODULE:FACTORY"),
+        ("py:no_such_module_xyz:f", "cannot import 'no_such_module_xyz'"),
+        ("py:agent_factories:missing", "has no callable 'missing'"),
+        ("py:agent_factories:not_an_agent", "returned object, expected an mt_env.agents.Agent"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            make_agent(spec, config)
+    with pytest.raises(ValueError, match="not callable"):
+        PolicyAgent(config, 42)
+
+
+@pytest.mark.parametrize(
+    "name", ["random", "greedy", "longest-train", "longest-train-reserve", "search"]
+)
 def test_same_seed_same_actions(name):
     config = RulesConfig(num_seats=3, num_rounds=2)
 

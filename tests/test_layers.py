@@ -1,7 +1,8 @@
 """The layers a newcomer should see, enforced.
 
 Core (stdlib only) → codec and environments (numpy, gymnasium, pettingzoo) → scripted
-agents (numpy) → learning (torch) → evaluation. A module's top-level imports may only
+agents (numpy) → learning (torch) → evaluation → integrations (other libraries' trainers
+and Ray, each module importing its own library). A module's top-level imports may only
 reach its own layer and the layers before it (a lazy import inside a function, such as
 loading a ``ckpt:`` agent, is how a lower layer uses a higher one on demand). Importing a
 lower layer never loads a higher layer's libraries, and no code outside
@@ -44,6 +45,12 @@ LAYERS = {
     "scripted": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED),
     "learning": ({"numpy", "torch"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.ppo"}),
     "evaluation": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.evaluation"}),
+    "integrations": (
+        {"numpy", "gymnasium", "pettingzoo", "torch", "sb3_contrib", "stable_baselines3",
+         "ray", "tianshou", "torchrl", "tensordict"},
+        CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.ppo", "mt_env.agents.evaluation",
+                                       "mt_env.integrations"},
+    ),
 }
 
 
@@ -60,6 +67,8 @@ def layer_of(module: str) -> str:
         return "learning"
     if module == "mt_env.agents.evaluation" or module.startswith("mt_env.agents.evaluation."):
         return "evaluation"
+    if module == "mt_env.integrations" or module.startswith("mt_env.integrations."):
+        return "integrations"
     raise AssertionError(f"{module} belongs to no layer: add it to tests/test_layers.py")
 
 
@@ -109,7 +118,7 @@ def allowed(importer_layer: str, name: str, modules: dict[str, Path]) -> bool:
     if root == "mt_env":
         target = name if name in modules else name.rpartition(".")[0]  # from pkg import obj
         # a package's __init__ is its own module; agents.ppo and agents.evaluation are layers
-        layers = ("mt_env.agents.ppo", "mt_env.agents.evaluation")
+        layers = ("mt_env.agents.ppo", "mt_env.agents.evaluation", "mt_env.integrations")
         return any(target == p or (p in layers and target.startswith(p + ".")) for p in project)
     return root in libs
 

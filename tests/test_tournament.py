@@ -97,6 +97,15 @@ def test_same_seed_same_table_any_workers():
     assert a.records != c.records
 
 
+def test_py_factory_agents_play_in_worker_processes():
+    """A py: spec is imported again in each spawned worker and gives the same table."""
+    specs = ["py:agent_factories:lowest", "greedy"]
+    a = run_tournament(specs, FAST, 8, seed=2, workers=1, progress=False)
+    b = run_tournament(specs, FAST, 8, seed=2, workers=2, progress=False)
+    assert a.records == b.records and len(a.records) == a.games >= 8
+    assert a.labels == ["py:agent_factories:lowest", "greedy"]
+
+
 def test_result_tables_are_consistent():
     result = run_tournament(
         ["greedy", "longest-train"],

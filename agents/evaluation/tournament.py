@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mt_env.agents import CHECKPOINT_PREFIX, make_agent
+from mt_env.agents import CHECKPOINT_PREFIX, PYTHON_PREFIX, make_agent
 from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
 from mt_env.config import RulesConfig
 from mt_env.match import Match
@@ -188,12 +188,20 @@ class _Worker:
 _WORKER: _Worker | None = None
 
 
+def _may_use_torch(specs: Sequence[str]) -> bool:
+    """A checkpoint, or a ``py:`` factory (models from other libraries are torch models)."""
+    return any(spec.startswith((CHECKPOINT_PREFIX, PYTHON_PREFIX)) for spec in specs)
+
+
 def _init_worker(specs, config_dict, seed, seating) -> None:
     global _WORKER
-    if any(spec.startswith(CHECKPOINT_PREFIX) for spec in specs):
-        import torch  # one thread per process: the pool already uses every core
-
-        torch.set_num_threads(1)
+    if _may_use_torch(specs):
+        try:
+            import torch  # one thread per process: the pool already uses every core
+        except ImportError:  # a py: factory without torch
+            pass
+        else:
+            torch.set_num_threads(1)
     _WORKER = _Worker(specs, RulesConfig.from_dict(config_dict), seed, seating)
 
 
@@ -641,10 +649,13 @@ def run_tournament(
         else:
             import multiprocessing as mp
 
-            # fork is fastest and needs no importable __main__; a lineup with checkpoints
-            # spawns fresh interpreters instead, since torch is not fork-safe once used.
-            uses_torch = any(spec.startswith(CHECKPOINT_PREFIX) for spec in agents)
-            method = "spawn" if uses_torch or "fork" not in mp.get_all_start_methods() else "fork"
+            # fork is fastest and needs no importable __main__; a lineup with checkpoints or
+            # py: factories spawns fresh interpreters instead (torch is not fork-safe once used).
+            method = (
+                "spawn"
+                if _may_use_torch(agents) or "fork" not in mp.get_all_start_methods()
+                else "fork"
+            )
             ctx = mp.get_context(method)
             with ctx.Pool(
                 workers, _init_worker, (list(agents), config.to_dict(), seed, seating)
