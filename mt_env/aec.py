@@ -249,15 +249,46 @@ def episode_over_message(kind: str) -> str:
     )
 
 
+_PLAIN_INTS = frozenset({int, np.int64, np.int32, np.intp})  # actions the hot path takes
+
+
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper``, except that ``step()`` once every agent has
     left ``agents`` raises ``RuntimeError`` (PettingZoo's only logs a warning and drops the
     action, so a caller stepping a finished episode would never notice). Everything else
     — the errors before ``reset()``, ``agent_iter``, the attribute checks — is PettingZoo's;
-    ``agent_iter`` never steps an empty env, so ``api_test`` and the other tests pass."""
+    ``agent_iter`` never steps an empty env, so ``api_test`` and the other tests pass.
+
+    **Hot path.** After ``reset()``, ``last()`` and a ``step()`` with an in-range ``int`` or numpy integer
+    (or ``None`` for a done agent) go straight to the raw env: PettingZoo's wrappers would
+    forward each attribute they read (``agent_selection``, ``terminations``, ...) through
+    ``__getattr__`` twice, a third of a step's time. Every other call takes the wrappers'
+    own path, so their checks and errors (``AssertOutOfBoundsWrapper``'s included) are
+    unchanged.
+    """
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+        self._num_actions = self._raw.encoder.num_actions
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            return super().last(observe)  # PettingZoo's error before reset()
+        return self._raw.last(observe)
 
     def step(self, action) -> None:
-        if self._has_reset and not self.env.agents:
+        raw = self._raw
+        if self._has_reset and raw.agents:
+            agent = raw.agent_selection
+            done = raw.terminations[agent] or raw.truncations[agent]
+            if (action is None and done) or (
+                action.__class__ in _PLAIN_INTS and 0 <= action < self._num_actions and not done
+            ):
+                self._has_updated = True
+                raw.step(action)
+                return
+        elif self._has_reset:
             raise RuntimeError(episode_over_message("after"))
         super().step(action)
 
