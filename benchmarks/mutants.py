@@ -144,11 +144,11 @@ mutant(SEARCH, "            return chain[: max(0, len(chain) - self.reserve)]",
        "            return chain", "search keeps no tile back in its free first turn", *SEARCH_T)
 
 CHAINS = "agents/chains.py"
-CHAINS_T = ("tests/test_agents.py", "tests/test_features.py")
-mutant(CHAINS, "                if length > best[0] or (length == best[0] and weight > best[1]):",
-       "                if length > best[0]:", "longest chain ignores the heavier tie-break", *CHAINS_T)
-mutant(CHAINS, "        if self._left > 0:  # only exact answers are kept (a capped search may be short)",
-       "        if True:", "capped (inexact) answers are memoized", *CHAINS_T)
+CHAINS_T = ("tests/test_chains.py", "tests/test_agents.py", "tests/test_features.py")
+mutant(CHAINS, "            if length > stack[sp, 3] or (length == stack[sp, 3] and weight > stack[sp, 4]):",
+       "            if length > stack[sp, 3]:", "longest chain ignores the heavier tie-break", *CHAINS_T)
+mutant(CHAINS, "        return _CAPPED, n, nodes", "        pass", "capped (inexact) answers are memoized",
+       *CHAINS_T)
 
 
 AEC = "mt_env/aec.py"

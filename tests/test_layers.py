@@ -1,8 +1,8 @@
 """The layers a newcomer should see, enforced.
 
 Core (stdlib only) → codec and environments (numpy, gymnasium, pettingzoo) → scripted
-agents (numpy) → learning (torch) → evaluation → integrations (other libraries' trainers
-and Ray, each module importing its own library). A module's top-level imports may only
+agents (numpy, numba) → learning (torch) → evaluation → integrations (other libraries'
+trainers and Ray, each module importing its own library). A module's top-level imports may only
 reach its own layer and the layers before it (a lazy import inside a function, such as
 loading a ``ckpt:`` agent, is how a lower layer uses a higher one on demand). Importing a
 lower layer never loads a higher layer's libraries, and no code outside
@@ -42,7 +42,7 @@ LAYERS = {
     "core": (set(), CORE),
     "codec_env": ({"numpy", "gymnasium", "pettingzoo"}, CORE | CODEC_ENV),
     "picture": ({"numpy", "PIL"}, CORE | CODEC_ENV | PICTURE),
-    "scripted": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED),
+    "scripted": ({"numpy", "numba"}, CORE | CODEC_ENV | SCRIPTED),
     "learning": ({"numpy", "torch"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.ppo"}),
     "evaluation": ({"numpy"}, CORE | CODEC_ENV | SCRIPTED | {"mt_env.agents.evaluation"}),
     "integrations": (
