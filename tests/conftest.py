@@ -126,16 +126,20 @@ def game_steps(limit: int = 50_000):
 @pytest.fixture
 def clock_jumps_after_each_update(monkeypatch):
     """``install(seconds)``: train.py's clock jumps ``seconds`` forward after every PPO
-    update, so tests reach a time limit without waiting (no wall-clock dependence)."""
+    update, so tests reach a time limit without waiting. Between jumps it ticks 1 ms per
+    reading, whatever the wall clock does: a slow, busy machine reads the same times."""
 
     def install(seconds: float) -> None:
         import train  # the trainer (and torch) only for the tests that ask for it
 
         class Clock:
             skipped = 0.0
+            start = time.time()
+            readings = 0
 
             def time(self) -> float:
-                return time.time() + self.skipped
+                self.readings += 1
+                return self.start + self.skipped + 0.001 * self.readings
 
         clock, update = Clock(), train.ppo_update
 
