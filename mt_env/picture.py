@@ -144,8 +144,9 @@ def frame_size(config: RulesConfig) -> tuple[int, int]:
     return height, width
 
 
-class _Canvas:
-    """ImageDraw in picture coordinates (drawn at ``SS`` times the size)."""
+class Canvas:
+    """ImageDraw in picture coordinates (drawn at ``SS`` times the size); public so that
+    other pictures (the replay page's caption strips) use the table's fonts and colours."""
 
     def __init__(self, height: int, width: int) -> None:
         self.image = Image.new("RGB", (width * SS, height * SS), FELT)
@@ -184,7 +185,7 @@ class _Canvas:
         return np.asarray(image, dtype=np.uint8).copy()
 
 
-def _half(c: _Canvas, x: float, y: float, value: int, numbers: bool) -> None:
+def _half(c: Canvas, x: float, y: float, value: int, numbers: bool) -> None:
     """One half's face (its square's top-left corner at x, y)."""
     if numbers:
         color = PIP_COLORS[1 + (value - 1) % (len(PIP_COLORS) - 1)] if value else PIP_COLORS[0]
@@ -197,7 +198,7 @@ def _half(c: _Canvas, x: float, y: float, value: int, numbers: bool) -> None:
         c.disc(x + px * HALF, y + py * HALF, r, color)
 
 
-def _tile(c: _Canvas, x, y, a: int, b: int, numbers: bool, outline=None, width=3) -> None:
+def _tile(c: Canvas, x, y, a: int, b: int, numbers: bool, outline=None, width=3) -> None:
     """A horizontal domino ``a|b`` (top-left corner at x, y), optionally outlined."""
     if outline is not None:
         pad = width + 1
@@ -208,12 +209,12 @@ def _tile(c: _Canvas, x, y, a: int, b: int, numbers: bool, outline=None, width=3
     _half(c, x + HALF, y, b, numbers)
 
 
-def _tile_back(c: _Canvas, x, y) -> None:
+def _tile_back(c: Canvas, x, y) -> None:
     c.rect(x, y, x + TILE_W, y + TILE_H, fill=TILE_BACK, outline=INK_DIM, width=1, radius=4)
     c.line([(x + HALF, y + 5), (x + HALF, y + TILE_H - 5)], INK_DIM, 1)
 
 
-def _marker(c: _Canvas, x, y) -> None:
+def _marker(c: Canvas, x, y) -> None:
     c.disc(x, y, 8, MARKER, outline=INK, width=2)
 
 
@@ -226,7 +227,7 @@ def render_rgb(config: RulesConfig, match: Match | None, seat: int | None = None
     hand shown (default: the seat to act). ``match=None`` gives an empty table."""
     n = config.num_seats
     height, width = frame_size(config)
-    c = _Canvas(height, width)
+    c = Canvas(height, width)
     numbers = config.max_pip > PIP_LIMIT
     x0, y = MARGIN, MARGIN
     right = width - MARGIN

@@ -11,9 +11,11 @@ import json
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mt_env import RulesConfig
@@ -26,6 +28,7 @@ from mt_env.agents.evaluation.play import (
     main,
     ordered_moves,
     play,
+    read_choice,
     replay,
     save_record,
 )
@@ -105,7 +108,7 @@ def test_a_whole_match_with_bad_inputs_before_every_choice():
         if kind == "in" and text in BAD:
             bad_seen += 1
             kind2, answer = events[i + 1]  # the very next thing printed is the re-ask
-            assert kind2 == "out" and "type a number from 1 to" in answer, (text, answer)
+            assert kind2 == "out" and re.search(r"type (1|a number from 1 to \d+), \?", answer)
             if text == "":
                 assert answer.startswith("Nothing typed")
             elif text == "abc":
@@ -122,6 +125,29 @@ def test_a_whole_match_with_bad_inputs_before_every_choice():
     assert "seat 1 (longest-train) " in out  # the scripted seat's moves, one line each
     totals = game.match.totals
     assert f"with {totals[0]} points" in out and f"with {totals[1]} points" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("2", 2),
+        ("+3", 3),
+        ("0003", 3),
+        ("", "Nothing typed"),
+        ("0", "There is no move 0"),
+        ("4", "There is no move 4"),
+        ("-1", "There is no move -1"),
+        ("9" * 5000, "There is no move 999999999999999999999..."),  # int() would refuse it
+        ("1.5", "'1.5' is not a whole number"),
+        ("1_0", "'1_0' is not a move number"),  # int() reads 10
+        ("２", "'２' is not a move number"),  # int() reads 2 (a full-width digit)
+        ("٣", "'٣' is not a move number"),  # int() reads 3 (an Arabic-Indic digit)
+        ("ünïcødé ♠", "'ünïcødé ♠' is not a move number"),
+        ("x" * 100, "'xxxxxxxxxxxxxxxxxxxxx...' is not a move number"),
+    ],
+)
+def test_read_choice_takes_only_plain_numbers_in_range(text, answer):
+    assert read_choice(text, 3) == answer
 
 
 def test_moves_are_listed_in_players_words():
@@ -387,3 +413,153 @@ def test_play_function_is_the_core():
         ["human", "random"], RulesConfig(num_seats=2, num_rounds=1), 9, console.input, console.print
     )
     assert game.match.is_over and game.record["finished"]
+
+
+# ---------------------------------------------------------------------- pictures and page
+SMALL = RulesConfig(num_seats=2, num_rounds=1, max_pip=6)  # ~11 moves: few pictures to draw
+
+
+class PageParser(HTMLParser):
+    """Collects the tags, attributes and text of a page; raises on a stray end tag."""
+
+    VOID = {"meta", "img", "input", "br", "link"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []  # outside scripts
+        self.links: list[str] = []  # the texts of the <a> elements
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open[-1] == tag, (tag, self.open[-5:])
+        self.open.pop()
+
+    def handle_data(self, data):
+        if self.open and self.open[-1] == "a":
+            self.links.append(data)
+        elif not self.open or self.open[-1] not in ("script", "style"):
+            self.text.append(data)
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory):
+    """A short finished game, saved, then drawn by the CLI: pictures and page at once."""
+    folder = tmp_path_factory.mktemp("replay")
+    game, _ = run_game(["longest-train", "greedy"], SMALL, seed=1)
+    record = json.loads(json.dumps(game.record))
+    path = save_record(record, folder / "game.json")
+    console = Console()
+    argv = ["--replay", str(path), "--pictures", str(folder / "pics"), "--html"]
+    assert main([*argv, str(folder / "page.html")], console.input, console.print) == 0
+    assert console.reads == 0  # nothing is shown step by step
+    return record, folder, console.output
+
+
+def test_replay_pictures_one_per_position(drawn):
+    from PIL import Image
+
+    from mt_env.agents.evaluation.replay_page import CAPTION_H
+    from mt_env.picture import frame_size
+
+    record, folder, output = drawn
+    moves = sum(len(r["moves"]) for r in record["rounds"])
+    files = sorted((folder / "pics").iterdir())
+    assert len(files) == moves + len(record["rounds"]) > 5  # before each move + round end
+    assert [f.name for f in files[:2]] == ["frame-000.png", "frame-001.png"]
+    assert f"{len(files)} pictures written to" in output
+    height, width = frame_size(SMALL)
+    pictures = [np.asarray(Image.open(f).convert("RGB")) for f in files]
+    assert {p.shape for p in pictures} == {(height + CAPTION_H, width, 3)}
+    assert all((a != b).any() for a, b in pairwise(pictures))  # every move changes the table
+    assert not list((folder / "pics").glob(".*"))  # no temporary file left
+
+
+def test_replay_page_is_self_contained_and_complete(drawn):
+    record, folder, output = drawn
+    page = (folder / "page.html").read_text()
+    assert "Replay page written to" in output
+    parser = PageParser()
+    parser.feed(page)
+    parser.close()
+    assert parser.open == []  # every element closed
+    tags = parser.tags
+    for tag, attrs in tags:  # nothing is fetched from elsewhere
+        assert tag not in ("link", "iframe", "object", "embed"), tag
+        assert not (tag == "script" and "src" in attrs)
+        for name in ("src", "href", "action", "data"):
+            value = attrs.get(name) or ""
+            assert value in ("", "#") or value.startswith("data:"), (tag, name, value)
+    assert not re.search(r"https?://|url\(|@import", page)
+    ids = {a.get("id") for _, a in tags}
+    assert {"frame", "prev", "next", "play", "slider"} <= ids
+    assert ("input", "range") in {(t, a.get("type")) for t, a in tags}
+    assert "ArrowLeft" in page and "ArrowRight" in page  # the keyboard
+    frames = sum(len(r["moves"]) for r in record["rounds"]) + len(record["rounds"])
+    pictures = re.findall(r'"data:image/(?:webp|png);base64,[A-Za-z0-9+/=]+"', page)
+    assert len(pictures) == frames
+    assert len(page) < 40_000 * frames  # a sensible size
+    text = "".join(parser.text)
+    titles = [a["title"] for t, a in tags if t == "a" and "title" in a]
+    for rnd in record["rounds"]:  # every move, in the record's words and in the table's
+        assert [m["text"] for m in rnd["moves"]] == titles[: len(rnd["moves"])]
+        titles = titles[len(rnd["moves"]) :]
+    printed: list[str] = []
+    match = replay(record, print_fn=printed.append, step=False)
+    said = [line for line in printed if re.match(r"seat \d \(\S+\) (plays|draws|passes)", line)]
+    assert parser.links == [*said, "Round 1 is over"]  # the move list, linked to the frames
+    assert f"seat 0 (longest-train) with {match.totals[0]} points" in text
+    assert "Final standings after 1 round(s):" in text and "Round scores" in text
+
+
+def test_a_quit_game_ends_with_the_position_where_it_stopped():
+    from mt_env.agents.evaluation.replay_page import replay_frames
+
+    game, _ = run_game(["human", "greedy"], SMALL, seed=1, console=Console(limit=2))
+    assert game.quit == "End of input"
+    record = json.loads(json.dumps(game.record))
+    frames = list(replay_frames(record))
+    assert [f.kind for f in frames] == ["move"] * len(record["rounds"][0]["moves"]) + ["stopped"]
+    assert "the record stops here" in frames[-1].title
+
+
+def test_pictures_and_page_refuse_a_tampered_record_and_write_nothing(tmp_path, capsys):
+    game, _ = run_game(["longest-train", "greedy"], SMALL, seed=1)
+    bad = json.loads(json.dumps(game.record))
+    bad["rounds"][0]["moves"][2]["seat"] ^= 1
+    path = save_record(bad, tmp_path / "bad.json")
+    page = tmp_path / "page.html"
+    page.write_text("an older page")
+    argv = ["--replay", str(path), "--pictures", str(tmp_path / "pics"), "--html", str(page)]
+    assert main(argv, print_fn=lambda *a, **k: None) == 1
+    assert "error: round 1, move 3 " in capsys.readouterr().err
+    assert page.read_text() == "an older page" and not list((tmp_path / "pics").iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "page.html", "pics"]
+
+
+def test_unwritable_paths_are_an_error_not_a_traceback(tmp_path, capsys):
+    game, _ = run_game(["longest-train", "greedy"], SMALL, seed=1)
+    path = save_record(game.record, tmp_path / "g.json")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for option, target in [
+        ("--html", blocker / "page.html"),  # under a file
+        ("--html", tmp_path),  # a folder
+        ("--pictures", blocker),  # a file
+    ]:
+        assert main(["--replay", str(path), option, str(target)], print_fn=print) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and str(target) in err, err
+    console = Console()  # --save: refused before the game, not after it
+    argv = ["--agents", "human", "random", "--save", str(blocker / "g.json")]
+    assert main(argv, console.input, console.print) == 1
+    assert console.reads == 0 and "error: --save: " in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["--agents", "human", "random", "--html", str(tmp_path / "p.html")])
+    assert exc.value.code == 2 and "go with --replay" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "g.json"]

@@ -3,13 +3,14 @@
 ``python -m mt_env.agents.evaluation.play --agents human longest-train [--seed 0]
 [--rounds 2] [--rules first_turn=single ...] [--save game.json]``
 
-``python -m mt_env.agents.evaluation.play --replay game.json [--all]``
+``python -m mt_env.agents.evaluation.play --replay game.json [--all | --pictures DIR --html PAGE]``
 
 **Seats.** ``--agents`` lists one entry per seat (seat 0 first), so the number of entries
 is the number of seats: ``human`` for each person, otherwise any spec of
 :func:`mt_env.agents.make_agent` (``random``, ``greedy``, ``longest-train``,
-``longest-train-reserve``, ``search``, ``ckpt:PATH``). ``--rules`` takes the options of
-:class:`mt_env.config.RulesConfig` as ``key=value`` (parsed by the tournament's
+``longest-train-reserve``, ``search``, ``ckpt:PATH``, and ``py:MODULE:FACTORY[:ARG]``
+for a model trained with another library, e.g. ``py:mt_env.integrations.sb3:agent:m.zip``).
+``--rules`` takes the options of :class:`mt_env.config.RulesConfig` as ``key=value`` (parsed by the tournament's
 :func:`~mt_env.agents.evaluation.tournament.parse_rules`); ``--rounds N`` is
 ``--rules num_rounds=N``. ``--seed`` fixes the deals and the agents' choices (without
 it a seed is drawn and printed, so any game can be played again).
@@ -18,8 +19,9 @@ it a seed is drawn and printed, so any game can be played again).
 (:func:`mt_env.render.render_text` with ``seat`` = the acting seat: the trains, markers,
 open doubles, every hand's *size*, the boneyard's *size* and that seat's own tiles — never
 another hand nor the boneyard's order), then the legal moves numbered ``1..k``; type a
-number. ``?`` lists the moves again, ``q`` quits (the standings so far are printed), and
-anything else is asked again with a hint. With several humans at one keyboard, the
+number (plain digits: :func:`read_choice`). ``?`` lists the moves again, ``q`` quits (the
+standings so far are printed), and anything else is asked again with a hint saying what
+was wrong; no answer makes the program fail. With several humans at one keyboard, the
 program waits for Enter before showing the next person's hand. Scripted seats move on
 their own, one line per move.
 
@@ -59,7 +61,15 @@ recorded deals (the seed is not needed) and plays every move, checking that it i
 made by the recorded seat, described by its ``text``, and that every round ends exactly
 where its moves do; at the end the totals must equal the recorded ones. The first
 mismatch raises :class:`RecordError` naming the round and move. Step by step (Enter for
-the next move, ``a`` for the rest, ``q`` to stop) or all at once (``--all``).
+the next move, ``a`` for the rest, ``q`` to stop) or all at once (``--all``). The same
+check runs before pictures are made: ``--replay PATH --pictures DIR`` writes one PNG per
+position and ``--html PAGE`` one self-contained HTML page with the pictures, buttons, a
+slider and the moves (:mod:`mt_env.agents.evaluation.replay_page`: an *open* replay, which
+shows the hand of the seat to act).
+
+**Files** (the record, the pictures, the page) are written whole or not at all: to a
+temporary file first, then renamed into place. An unusable path is an ``error:`` line
+and exit code 1 — for ``--save``, before the game starts.
 """
 
 from __future__ import annotations
@@ -68,12 +78,19 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from mt_env.agents import make_agent
-from mt_env.agents.evaluation.tournament import derive_seed, parse_rules
+from mt_env.agents.evaluation.tournament import (
+    check_output_dir,
+    derive_seed,
+    parse_rules,
+    write_files_atomically,
+)
 from mt_env.config import RulesConfig
 from mt_env.match import Match, RoundResult
 from mt_env.observation import ObservationEncoder
@@ -402,9 +419,10 @@ class Game:
         out(render_text(self.match, seat=seat))
         menu = "\n".join(["Your moves:", *(f"  {i}. {t}" for i, t in enumerate(texts, 1))])
         out(menu)
-        hint = f"type a number from 1 to {k}, ? to list the moves, or q to quit"
+        numbers = "1" if k == 1 else f"a number from 1 to {k}"
+        hint = f"type {numbers}, ? to list the moves, or q to quit"
         while True:
-            raw = self._read(f"Your move (1-{k}, q quits): ")
+            raw = self._read(f"Your move ({'1' if k == 1 else f'1-{k}'}, q quits): ")
             text = raw.strip()
             low = text.lower()
             if low in QUIT_WORDS:
@@ -412,22 +430,33 @@ class Game:
             if low in HELP_WORDS:
                 out(menu)
                 continue
-            if not text:
-                out(f"Nothing typed: {hint}.")
-                continue
-            try:
-                choice = int(text)
-            except ValueError:
-                try:
-                    float(text)
-                    out(f"{text!r} is not a whole number: {hint}.")
-                except ValueError:
-                    out(f"{text!r} is not a move number: {hint}.")
-                continue
-            if not 1 <= choice <= k:
-                out(f"There is no move {choice}: {hint}.")
+            choice = read_choice(text, k)
+            if isinstance(choice, str):
+                out(f"{choice}: {hint}.")
                 continue
             return moves[choice - 1]
+
+
+def read_choice(text: str, k: int) -> int | str:
+    """A person's answer to a menu of ``k`` moves: the number typed (1..k), or what is
+    wrong with the answer. Only ASCII digits count, with an optional sign (so ``1_0``,
+    ``２`` or ``٣``, which Python's ``int`` would read as 10, 2 and 3, are not numbers
+    here: a typo must not become another move)."""
+    if not text:
+        return "Nothing typed"
+    shown = repr(text if len(text) <= 24 else text[:21] + "...")
+    if _INTEGER.fullmatch(text):
+        digits = text.lstrip("+-").lstrip("0") or "0"  # no int() of a 5000-digit answer
+        if not text.startswith("-") and len(digits) <= 6 and 1 <= int(digits) <= k:
+            return int(digits)
+        return f"There is no move {text if len(text) <= 24 else text[:21] + '...'}"
+    if _DECIMAL.fullmatch(text):
+        return f"{shown} is not a whole number"
+    return f"{shown} is not a move number"
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+)")
 
 
 def play(
@@ -478,10 +507,25 @@ def dumps_record(record: dict, width: int = 100) -> str:
 
 
 def save_record(record: dict, path: str | os.PathLike) -> Path:
-    """Write a game record as JSON (:func:`dumps_record`); returns the path."""
+    """Write a game record as JSON (:func:`dumps_record`); returns the path. The file is
+    written whole or not at all (a temporary file, then a rename); ``OSError`` naming the
+    path if it cannot be."""
+    path = check_file_path(path)
+    data = dumps_record(record).encode()
+    return write_files_atomically(path.parent, [(path.name, lambda fh: fh.write(data))])[0]
+
+
+def check_file_path(path: str | os.PathLike) -> Path:
+    """``path``, once its folder exists (created if needed) and is writable and ``path``
+    is not a folder; ``OSError`` naming it otherwise. Run it before the work whose
+    result goes there."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps_record(record))
+    if path.is_dir():
+        raise IsADirectoryError(f"cannot write {str(path)!r}: it is a folder, not a file")
+    try:
+        check_output_dir(path.parent)
+    except OSError as err:
+        raise OSError(err.errno, f"cannot write {str(path)!r}: {err.strerror or err}") from None
     return path
 
 
@@ -532,92 +576,172 @@ def _parse(record: dict) -> tuple[RulesConfig, list[str], list[dict]]:
     return config, [str(s) for s in lineup], rounds
 
 
+@dataclass
+class ReplayStep:
+    """What a :class:`Replay` yields, in order, for each round of the record.
+
+    ``kind`` is ``"round"`` when a round starts (no move fields), ``"move"`` just before a
+    checked move is made (the match shows the position it is made in), and ``"made"``
+    right after it (``result`` is set when the move ended the round; ``state`` is then that
+    finished round, since the match has already dealt the next one).
+    """
+
+    kind: str
+    round: int  # 0-based
+    state: RoundState  # the round being played
+    index: int = 0  # 1-based number of the move in its round
+    count: int = 0  # moves the record holds for the round
+    seat: int = -1
+    move: int = -1
+    text: str = ""  # the record's text: MoveCodec.describe(move)
+    line: str = ""  # the move as the table hears it (describe_for_table)
+    result: RoundResult | None = None
+
+
+class Replay:
+    """A game record replayed and checked move by move (module docstring, **Replay**).
+
+    Building it checks the rules and the deals; iterating it plays every move and yields
+    :class:`ReplayStep` s, raising :class:`RecordError` at the first move that does not
+    replay (and, at the end, if the totals differ). :attr:`match` is the match being
+    replayed. The terminal replay and the pictures
+    (:mod:`mt_env.agents.evaluation.replay_page`) both walk a record this way.
+    """
+
+    def __init__(self, record: dict) -> None:
+        self.config, self.lineup, self.rounds = _parse(record)
+        self.record = record
+        deals = []
+        for r, rnd in enumerate(self.rounds, 1):
+            try:
+                deal = Deal.coerce(rnd["deal"])
+                RoundState(self.config, deal)  # validates the deal against the rules
+            except (DealError, TypeError, ValueError) as err:
+                raise RecordError(f"round {r}'s deal is invalid: {err}") from None
+            deals.append(deal)
+        try:
+            self.match = Match(self.config, seed=record.get("seed"), deals=deals)
+        except (DealError, TypeError, ValueError) as err:
+            raise RecordError(f"a deal of the game record is invalid: {err}") from None
+
+    def header(self) -> list[str]:
+        """The replay's opening lines: the table and its seats."""
+        cfg = self.config
+        lines = [
+            f"Replay: {cfg.num_seats} seats, double-{cfg.max_pip} set, {cfg.num_rounds} "
+            f"round(s), seed {self.record.get('seed')}"
+        ]
+        return lines + [f"  {seat_label(self.lineup, k)}" for k in range(cfg.num_seats)]
+
+    def __iter__(self) -> Iterator[ReplayStep]:
+        match, rounds = self.match, self.rounds
+        for r, rnd in enumerate(rounds):
+            if match.is_over or match.round_index != r:
+                raise RecordError(f"round {r + 1}: the match was already over before it")
+            moves = rnd["moves"]
+            yield ReplayStep("round", r, match.state, count=len(moves))
+            for i, entry in enumerate(moves, 1):
+                where = f"round {r + 1}, move {i}"
+                if match.is_over or match.round_index != r:
+                    raise RecordError(
+                        f"{where}: the round already ended after move {i - 1}, but the record "
+                        f"has {len(moves) - i + 1} more move(s) in it"
+                    )
+                state = match.state
+                move = self._checked(state, entry, where)
+                step = ReplayStep(
+                    "move", r, state, i, len(moves), state.seat, move,
+                    text=state.codec.describe(move),
+                    line=describe_for_table(state, move, self.lineup),
+                )  # fmt: skip
+                yield step
+                step.result = match.apply(move)
+                step.kind = "made"
+                yield step
+            last = r == len(rounds) - 1
+            ended = match.is_over or match.round_index != r
+            if not last and not ended:
+                raise RecordError(
+                    f"round {r + 1}: its {len(moves)} move(s) stop before the round ends, but "
+                    f"the record goes on to round {r + 2}"
+                )
+            if last and self.record.get("finished") and not match.is_over:
+                raise RecordError(
+                    f"the record says the match finished, but round {r + 1}'s moves stop "
+                    "before the match ends"
+                )
+        recorded = self.record.get("totals")
+        if recorded is not None and list(recorded) != match.totals:
+            raise RecordError(
+                f"the replay's match totals {match.totals} differ from the recorded "
+                f"{list(recorded)}"
+            )
+
+    @staticmethod
+    def _checked(state: RoundState, entry, where: str) -> int:
+        """The recorded move, if it is legal here, made by the seat to act and described by
+        the recorded text."""
+        if not isinstance(entry, dict) or "move" not in entry:
+            raise RecordError(f"{where}: expected an object with a 'move', got {entry!r}")
+        move, said = entry["move"], entry.get("text")
+        label = f"{where} (seat {entry.get('seat', '?')}, {said!r})"
+        if isinstance(move, bool) or not isinstance(move, int):
+            raise RecordError(f"{label}: the move {move!r} is not an integer")
+        if "seat" in entry and entry["seat"] != state.seat:
+            raise RecordError(
+                f"{label}: the record says seat {entry['seat']} moves, but it is seat "
+                f"{state.seat}'s turn"
+            )
+        codec = state.codec
+        legal = state.legal_moves()
+        if move not in legal:
+            what = codec.describe(move) if 0 <= move < codec.num_actions else "no move at all"
+            options = ", ".join(codec.describe(m) for m in legal)
+            raise RecordError(
+                f"{label}: move {move} ({what}) is not legal here; seat {state.seat}'s legal "
+                f"moves are [{options}]"
+            )
+        if said is not None and said != codec.describe(move):
+            raise RecordError(
+                f"{label}: the text does not match move {move}, which is {codec.describe(move)!r}"
+            )
+        return move
+
+
 def replay(
     record: dict,
     input_fn: InputFn = input,
     print_fn: PrintFn | None = print,
     step: bool = True,
 ) -> Match:
-    """Replay a game record (module docstring), checking every move; returns the match.
+    """Replay a game record in the terminal (module docstring), checking every move;
+    returns the match.
 
     ``step``: wait for Enter after each move (``a`` plays the rest, ``q`` stops; a stop
     still checks the remaining moves, silently). ``print_fn=None`` only checks.
     RecordError names the first move that does not replay.
     """
-    config, lineup, rounds = _parse(record)
-    out = print_fn or (lambda *a, **k: None)
-    deals = []
-    for r, rnd in enumerate(rounds, 1):
-        try:
-            deal = Deal.coerce(rnd["deal"])
-            RoundState(config, deal)  # validates the deal against the rules
-        except (DealError, TypeError, ValueError) as err:
-            raise RecordError(f"round {r}'s deal is invalid: {err}") from None
-        deals.append(deal)
-    try:
-        match = Match(config, seed=record.get("seed"), deals=deals)
-    except (DealError, TypeError, ValueError) as err:
-        raise RecordError(f"a deal of the game record is invalid: {err}") from None
-    out(RULE)
-    out(
-        f"Replay: {config.num_seats} seats, double-{config.max_pip} set, "
-        f"{config.num_rounds} round(s), seed {record.get('seed')}"
-    )
-    for k in range(config.num_seats):
-        out(f"  {seat_label(lineup, k)}")
+    game = Replay(record)
+    config, lineup, match = game.config, game.lineup, game.match
     quiet = print_fn is None
-    for r, rnd in enumerate(rounds):
-        if match.is_over or match.round_index != r:
-            raise RecordError(f"round {r + 1}: the match was already over before it")
-        if not quiet:
-            state = match.state
+    out = print_fn or (lambda *a, **k: None)
+    out(RULE)
+    out("\n".join(game.header()))
+    for event in game:
+        state = event.state
+        if event.kind == "round" and not quiet:
             out(RULE)
             out(
-                f"Round {r + 1} of {config.num_rounds}: engine {state.engine}|{state.engine}; "
-                f"{seat_label(lineup, state.seat)} starts."
+                f"Round {event.round + 1} of {config.num_rounds}: engine {state.engine}|"
+                f"{state.engine}; {seat_label(lineup, state.seat)} starts."
             )
-        moves = rnd["moves"]
-        for i, entry in enumerate(moves, 1):
-            where = f"round {r + 1}, move {i}"
-            if match.is_over or match.round_index != r:
-                raise RecordError(
-                    f"{where}: the round already ended after move {i - 1}, but the record "
-                    f"has {len(moves) - i + 1} more move(s) in it"
-                )
-            state = match.state
-            if not isinstance(entry, dict) or "move" not in entry:
-                raise RecordError(f"{where}: expected an object with a 'move', got {entry!r}")
-            move, said = entry["move"], entry.get("text")
-            label = f"{where} (seat {entry.get('seat', '?')}, {said!r})"
-            if isinstance(move, bool) or not isinstance(move, int):
-                raise RecordError(f"{label}: the move {move!r} is not an integer")
-            if "seat" in entry and entry["seat"] != state.seat:
-                raise RecordError(
-                    f"{label}: the record says seat {entry['seat']} moves, but it is seat "
-                    f"{state.seat}'s turn"
-                )
-            legal = state.legal_moves()
-            if move not in legal:
-                codec = state.codec
-                what = codec.describe(move) if 0 <= move < codec.num_actions else "no move at all"
-                options = ", ".join(codec.describe(m) for m in legal)
-                raise RecordError(
-                    f"{label}: move {move} ({what}) is not legal here; seat {state.seat}'s "
-                    f"legal moves are [{options}]"
-                )
-            if said is not None and said != state.codec.describe(move):
-                raise RecordError(
-                    f"{label}: the text does not match move {move}, which is "
-                    f"{state.codec.describe(move)!r}"
-                )
-            if not quiet and step:
-                out(RULE)
-                out(render_text(match, seat=state.seat))
-            line = describe_for_table(state, move, lineup)
-            result = match.apply(move)
-            out(line)
-            if result is not None:
-                out(round_summary(result, config, lineup, match.totals))
+        elif event.kind == "move" and not quiet and step:
+            out(RULE)
+            out(render_text(match, seat=state.seat))
+        elif event.kind == "made":
+            out(event.line)
+            if event.result is not None:
+                out(round_summary(event.result, config, lineup, match.totals))
             if not quiet and step:
                 try:
                     answer = input_fn("Enter: next move, a: all the rest, q: stop ").strip()
@@ -628,23 +752,6 @@ def replay(
                     out, quiet = (lambda *a, **k: None), True
                 elif answer.lower() in ("a", "all"):
                     step = False
-        last = r == len(rounds) - 1
-        ended = match.is_over or match.round_index != r
-        if not last and not ended:
-            raise RecordError(
-                f"round {r + 1}: its {len(moves)} move(s) stop before the round ends, but the "
-                f"record goes on to round {r + 2}"
-            )
-        if last and record.get("finished") and not match.is_over:
-            raise RecordError(
-                f"the record says the match finished, but round {r + 1}'s moves stop before "
-                "the match ends"
-            )
-    if "totals" in record and list(record["totals"]) != match.totals:
-        raise RecordError(
-            f"the replay's match totals {match.totals} differ from the recorded "
-            f"{list(record['totals'])}"
-        )
     if match.is_over:
         out(RULE)
         out(render_text(match))
@@ -667,7 +774,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Examples: --agents human longest-train; --agents ckpt:checkpoints/"
-            "default-2seat.pt human --rounds 2 --save game.json; --replay game.json --all"
+            "default-2seat.pt human --rounds 2 --save game.json; --replay game.json --all; "
+            "--replay game.json --html replay.html --pictures frames/"
         ),
     )
     parser.add_argument(
@@ -675,7 +783,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="SPEC",
         help="one per seat, seat 0 first: human, random, greedy, longest-train, "
-        "longest-train-reserve, search, ckpt:PATH",
+        "longest-train-reserve, search, ckpt:PATH, py:MODULE:FACTORY[:ARG]",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and agents")
     parser.add_argument(
@@ -690,6 +798,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay", metavar="PATH", help="replay a saved game record")
     parser.add_argument(
         "--all", action="store_true", help="with --replay: print the whole game at once"
+    )
+    parser.add_argument(
+        "--pictures",
+        metavar="DIR",
+        help="with --replay: write one PNG per position into DIR instead of showing the game",
+    )
+    parser.add_argument(
+        "--html",
+        metavar="PATH",
+        help="with --replay: write one self-contained HTML replay page (pictures, buttons, "
+        "slider, moves, results) instead of showing the game",
     )
     return parser
 
@@ -718,13 +837,25 @@ def main(
         if args.agents or args.save:
             parser.error("--replay takes no --agents or --save: the record holds the game")
         try:
-            replay(load_record(args.replay), input_fn, print_fn, step=not args.all)
-        except RecordError as err:
-            print(f"error: {err}", file=sys.stderr)
+            record = load_record(args.replay)
+            if args.pictures is None and args.html is None:
+                replay(record, input_fn, print_fn, step=not args.all)
+            else:
+                _write_replay(record, args.pictures, args.html, print_fn)
+        except (RecordError, OSError) as err:
+            print(f"error: {_message(err)}", file=sys.stderr)
             return 1
         return 0
+    if args.pictures is not None or args.html is not None:
+        parser.error("--pictures and --html go with --replay PATH (a saved game)")
     if not args.agents:
         parser.error("give --agents (one spec per seat, 'human' for a person) or --replay PATH")
+    if args.save:
+        try:  # an unusable path fails now, not after the game
+            check_file_path(args.save)
+        except OSError as err:
+            print(f"error: --save: {_message(err)}", file=sys.stderr)
+            return 1
     try:
         config = config_from_args(args.agents, args.rules, args.rounds)
         game = Game(
@@ -739,9 +870,34 @@ def main(
         parser.error(str(err))
     game.run()
     if args.save:
-        path = save_record(game.record, args.save)
+        try:
+            path = save_record(game.record, args.save)
+        except OSError as err:
+            print(f"error: the game record was not saved: {_message(err)}", file=sys.stderr)
+            return 1
         print_fn(f"Game record saved to {path} (replay: --replay {path})")
     return 0
+
+
+def _message(err: Exception) -> str:
+    """An error for people: an ``OSError`` without its ``[Errno n]`` unless a file name
+    is needed to say which file."""
+    if isinstance(err, OSError) and err.strerror and err.filename is None:
+        return err.strerror
+    return str(err)
+
+
+def _write_replay(record: dict, pictures: str | None, page: str | None, print_fn) -> None:
+    """``--pictures`` / ``--html`` (:func:`~mt_env.agents.evaluation.replay_page.write_replay`)."""
+    # imported here: replay_page imports this module
+    from mt_env.agents.evaluation.replay_page import write_replay
+
+    paths = write_replay(record, pictures, page)
+    if pictures is not None:
+        pngs = paths[: len(paths) - (page is not None)]
+        print_fn(f"{len(pngs)} pictures written to {pictures} ({pngs[0].name} … {pngs[-1].name})")
+    if page is not None:
+        print_fn(f"Replay page written to {paths[-1]} ({paths[-1].stat().st_size / 1e6:.2f} MB)")
 
 
 if __name__ == "__main__":
