@@ -6,6 +6,7 @@
     python train.py --resume runs/NAME/checkpoint.pt            # continue an interrupted run
     python train.py --config quick --help                       # every option with its doc
     python train.py --config quick --no-progress                # no bars: a summary line per phase
+    python train.py --config quick --backend ray                # rollouts on Ray (RAY_ADDRESS)
 
 --config NAME (a preset in configs/, or a .toml path) and --resume PATH are read first; every
 other flag is a TrainConfig field below (underscores written as dashes) overriding them.
@@ -81,7 +82,7 @@ from mt_env.agents.ppo.checkpoint import (
 )
 from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
 from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
-from mt_env.agents.ppo.rollout import Collectors, RolloutSpec, parse_opponent_mix
+from mt_env.agents.ppo.rollout import Collectors, RolloutSpec, check_backend, parse_opponent_mix
 from mt_env.agents.ppo.runs import (
     OptionError,
     StopSignals,
@@ -128,7 +129,12 @@ class TrainConfig:
     """stop after this much training time (0 = no limit; a resumed run's earlier sessions count);
     the final checkpoint is still written"""
     num_workers: int = 2
-    """rollout worker processes (0 = collect in the main process; at most max(2, CPU cores))"""
+    """rollout worker processes (0 = collect in the main process; at most max(2, CPU cores)),
+    or Ray actors with --backend ray"""
+    backend: str = "local"
+    """where the rollout workers run: local (processes on this machine) | ray (actors on the Ray
+    cluster at RAY_ADDRESS, else a new local Ray; pip install 'mt_env[ray]'); the same batches,
+    behaviour cloning's demonstrations included"""
     games_per_worker: int = 32
     """matches played at once by each collector (batched policy inference)"""
     rollout_steps: int = 4096
@@ -221,6 +227,10 @@ class TrainConfig:
         checked("reward", self.reward, lambda: check_reward_mode(self.reward))
         if self.critic not in CRITICS:
             raise OptionError(f"critic={self.critic!r}: expected one of {CRITICS}")
+        try:
+            check_backend(self.backend, processes=self.num_workers > 0)
+        except (ValueError, ImportError) as err:
+            raise OptionError(str(err)) from None
         rules = checked("rules", self.rules, self.rules_config)
         checked("features", self.features, lambda: layout(rules, self.features))
         if not 1 <= self.learner_seats <= rules.num_seats:
@@ -394,7 +404,7 @@ def main(argv: list[str] | None = None) -> Path:
         )
         for k in range(max(1, cfg.num_workers))
     ]
-    collectors = Collectors(specs, processes=cfg.num_workers > 0)
+    collectors = Collectors(specs, processes=cfg.num_workers > 0, backend=cfg.backend)
     if state.pool:
         collectors.set_pool(state.pool)
 
@@ -408,7 +418,7 @@ def main(argv: list[str] | None = None) -> Path:
         if cfg.pretrain_teacher and not state.pretrained:
             t0 = time.time()
             demo = demonstrations(specs, cfg.pretrain_teacher, cfg.pretrain_decisions, cfg.num_workers > 0,
-                                  progress=bars)
+                                  progress=bars, backend=cfg.backend)
             t1 = time.time()
             fit = behaviour_clone(policy, critic, optimizer, demo, cfg.pretrain_epochs, cfg.vf_coef,
                                   cfg.max_grad_norm, progress=bars)

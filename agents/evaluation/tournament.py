@@ -1,7 +1,8 @@
 """Tournaments: any mix of agents, duplicate deals, rotated seats, intervals and ratings.
 
 ``python -m mt_env.agents.evaluation.tournament --agents random greedy longest-train ckpt:run/model.pt \\
---seats 4 --games 2000 --seed 0 --out results/x [--rules num_rounds=1 ...] [--workers N]``
+--seats 4 --games 2000 --seed 0 --out results/x [--rules num_rounds=1 ...] [--workers N] \\
+[--backend ray [--ray-address auto]]``
 
 **A game** is one match under the rules configuration (``--rules num_rounds=1`` makes
 single-round games). **A deal** is the seed of one match's deals: every round's shuffle.
@@ -28,8 +29,13 @@ balances who sits after whom. The games of one deal are therefore
 counts ``1/k``), mean round score (match total / rounds) and mean place, each with a 95%
 interval that treats the games of one deal as one cluster; head-to-head rates (how often
 the row entry finished ahead of the column entry when both sat, ties half); OpenSkill
-Plackett–Luce ratings. Results do not depend on the number of workers: each deal's games
-are seeded from ``(seed, deal, arrangement, seat)`` and aggregated in deal order.
+Plackett–Luce ratings. Results do not depend on the number of workers, nor on where
+they run: each deal's games are seeded from ``(seed, deal, arrangement, seat)`` and
+aggregated in deal order.
+
+**Backends.** ``local`` (default): worker processes on this machine. ``ray``: Ray actors
+on a cluster (:mod:`mt_env.integrations.ray`; ``pip install 'mt_env[ray]'``), for lineups
+that outgrow one machine; the same records and tables for the same seed.
 
 **Outputs** (``--out``): the folder is created and proven writable before the first game
 (an unusable one is a command-line error, not a traceback after the run), and the five
@@ -41,6 +47,7 @@ previous run's files intact, never a mix of old and half-written ones.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import itertools
@@ -63,6 +70,7 @@ from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
 
 SEATINGS = ("rotate", "permute")
+BACKENDS = ("local", "ray")
 MAX_PERMUTE_SEATS = 6
 
 
@@ -609,13 +617,20 @@ def run_tournament(
     progress: bool | Callable = True,
     seating: str = "rotate",
     keep_records: bool = True,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> TournamentResult:
     """Play ``games`` (rounded up to whole deals) between the ``agents`` specs.
 
     ``workers``: processes (``None`` = every core; 1 = in this process). The result is the
     same for any number of workers. ``progress``: a bar of games done on stderr (True), none
     (False), or a tqdm-like bar factory called with ``total`` and ``unit`` (to label the bar).
+    ``backend``: ``"local"`` or ``"ray"`` (``workers`` Ray actors, ``None`` = one per CPU of
+    the cluster, on the Ray at ``ray_address``: see :func:`mt_env.integrations.ray.connect`);
+    the result is the same on both.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: expected one of {BACKENDS}")
     if not agents:
         raise ValueError("a tournament needs at least one agent")
     if not isinstance(games, int) or games < 1:
@@ -627,9 +642,12 @@ def run_tournament(
     per_deal = len(plan)
     deals = math.ceil(games / per_deal)
     total = deals * per_deal
-    if workers is None:
+    if backend == "ray":  # checked before any game: ImportError naming the extra to install
+        from mt_env.integrations import ray as ray_backend
+    elif workers is None:
         workers = os.cpu_count() or 1
-    workers = max(1, min(workers, deals))
+    if workers is not None:
+        workers = max(1, min(workers, deals))
     bar = None
     if callable(progress):
         bar = progress(total=total, unit="game")
@@ -640,7 +658,16 @@ def run_tournament(
     started = time.perf_counter()
     records: list[GameRecord] = []
     try:
-        if workers == 1:
+        if backend == "ray":
+            deal_records = ray_backend.play_deals(
+                agents, config, seed, seating, deals, workers, address=ray_address
+            )
+            with contextlib.closing(deal_records):  # the actors go with it
+                for recs in deal_records:
+                    records.extend(recs)
+                    if bar is not None:
+                        bar.update(per_deal)
+        elif workers == 1:
             worker = _Worker(agents, config, seed, seating)
             for d in range(deals):
                 records.extend(worker.play_deal(d))
@@ -736,7 +763,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="rules options of mt_env.config.RulesConfig, e.g. num_rounds=1",
     )
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes, or Ray actors with --backend ray (default: all cores of this machine "
+        "or of the Ray cluster)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: worker processes on this machine; ray: actors on a Ray cluster "
+        "(pip install 'mt_env[ray]'), same results for the same seed",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --backend ray: the cluster's address ('auto' = a running cluster); "
+        "default: RAY_ADDRESS, else a cluster started on this machine, else a new local Ray",
+    )
     parser.add_argument("--seating", choices=SEATINGS, default="rotate")
     parser.add_argument(
         "--out",
@@ -761,8 +807,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress,
             seating=args.seating,
             keep_records=False,
+            backend=args.backend,
+            ray_address=args.ray_address,
         )
-    except ValueError as err:
+    except (ValueError, ImportError) as err:  # ImportError: --backend ray without Ray
         parser.error(str(err))
     print(result.to_markdown())
     if args.out:

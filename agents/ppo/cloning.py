@@ -26,18 +26,19 @@ DEMO_SEED_OFFSET = 104729
 
 def demonstrations(
     specs: list[RolloutSpec], teacher: str, decisions: int, processes: bool,
-    progress: Callable | None = None,
+    progress: Callable | None = None, backend: str = "local",
 ) -> dict:
     """At least ``decisions`` decisions of ``teacher`` in the learner seats of ``specs``'
     matches, as a batch (``obs``, ``masks``, ``actions``, ``returns``, ``priv``, ``stats``).
-    ``progress``: a bar over the decisions recorded (the worker processes report counts)."""
+    ``progress``: a bar over the decisions recorded (the worker processes report counts).
+    ``backend``: where the collectors run (:class:`~mt_env.agents.ppo.rollout.Collectors`)."""
     demo_specs = [
         dataclasses.replace(s, teacher=teacher, gae_lambda=1.0, seed=s.seed + DEMO_SEED_OFFSET)
         for s in specs
     ]
     bar = progress(total=decisions, desc=f"cloning: {teacher} decisions recorded",
                    unit="decision") if progress else None
-    collectors = Collectors(demo_specs, processes)
+    collectors = Collectors(demo_specs, processes, backend=backend)
     graceful = False  # an error or a signal stops the workers at once
     try:
         batch = collectors.demonstrate(decisions, None if bar is None else bar.update)

@@ -30,7 +30,10 @@ policy. With ``spec.teacher`` set (:meth:`Collector.demonstrate`) a scripted age
 plays every learner seat and its decisions are recorded instead: demonstrations for
 behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector`
 runs in-process; :class:`CollectorProcess` runs one in a worker process so that
-rollouts use every core; :class:`Collectors` drives several as one (the trainer's).
+rollouts use every core; :class:`Collectors` drives several as one (the trainer's), in
+this machine's processes or, with ``backend="ray"``, in Ray actors on a cluster
+(:mod:`mt_env.integrations.ray`): each collector has its own seed, so the batches are the
+same wherever it runs.
 A worker process dies with the trainer, however the trainer ends (a SIGKILL included:
 Linux's parent-death signal, elsewhere a watch on the parent's id), and leaves SIGINT to the
 trainer, which stops its workers itself.
@@ -63,6 +66,7 @@ from mt_env.rewards import match_rewards, round_rewards
 
 LEARNER = "self"
 PAST = "past"
+BACKENDS = ("local", "ray")
 
 # A transition: [policy input, mask, action, logp, value, reward, done, privileged input]
 _OBS, _MASK, _ACT, _LOGP, _VAL, _REW, _DONE, _PRIV = range(8)
@@ -495,13 +499,41 @@ class CollectorProcess:
         self.conn.close()
 
 
+def check_backend(backend: str, processes: bool = True) -> None:
+    """ValueError unless ``backend`` is one of :data:`BACKENDS` and can hold the collectors
+    (``ray`` runs each in an actor: ``processes``); ImportError naming the extra to install
+    if it is ``ray`` and Ray is not installed."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: expected one of {BACKENDS}")
+    if backend == "ray":
+        if not processes:
+            raise ValueError(
+                "backend='ray' runs each collector in a Ray actor: expected at least one "
+                "worker (num_workers >= 1), not collection in this process"
+            )
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ImportError("backend='ray' needs Ray, which is not installed: "
+                              "pip install 'mt_env[ray]'")
+
+
 class Collectors:
     """Several collectors used as one: each in its own worker process (``processes``) or
-    all in this one. Their batches are concatenated and their counters merged."""
+    all in this one; with ``backend="ray"`` each in a Ray actor (``ray_address``: see
+    :func:`mt_env.integrations.ray.connect`). Their batches are concatenated and their
+    counters merged."""
 
-    def __init__(self, specs: list[RolloutSpec], processes: bool) -> None:
-        self.processes = processes
-        self.items = [(CollectorProcess if processes else Collector)(spec) for spec in specs]
+    def __init__(self, specs: list[RolloutSpec], processes: bool, backend: str = "local",
+                 ray_address: str | None = None) -> None:
+        check_backend(backend, processes)
+        self.processes, self.backend = processes, backend
+        if backend == "ray":
+            from mt_env.integrations import ray as ray_backend
+
+            self.items = ray_backend.collectors(specs, ray_address)
+        else:
+            self.items = [(CollectorProcess if processes else Collector)(spec) for spec in specs]
 
     def collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> dict:
         """At least ``min_steps`` learner transitions in all (split evenly), as one batch."""
@@ -530,6 +562,12 @@ class Collectors:
             return _merge([c.demonstrate(share, relay) for c in self.items])
         for c in self.items:
             c.start_demonstrate(share)
+        if self.backend == "ray":  # an actor's decisions are counted when its batch comes
+            parts = []
+            for c in self.items:
+                parts.append(c.result())
+                relay(len(parts[-1]["actions"]))
+            return _merge(parts)
         results: dict = {}
         by_conn = {c.conn: c for c in self.items}
         while len(results) < len(self.items):
@@ -548,7 +586,10 @@ class Collectors:
     def close(self, graceful: bool = True) -> None:
         """Stop the worker processes: asked to finish (``graceful``), or at once (a run
         that failed or was interrupted: their batches would never be read)."""
-        if self.processes:
+        if self.backend == "ray":  # nothing to finish: an actor holds no open work
+            for c in self.items:
+                c.close()
+        elif self.processes:
             for c in self.items:
                 c.close(timeout=5.0 if graceful else 0.0)
 

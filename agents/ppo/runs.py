@@ -127,7 +127,8 @@ def check_ranges(options: dict) -> None:
         if isinstance(value, float) and not math.isfinite(value) or not _in_range(value, rule):
             raise OptionError(f"{key}={value!r}: expected {kind} {'in ' if '..' in rule else ''}{rule}")
     cap = max_workers()
-    if not 0 <= options["num_workers"] <= cap:
+    on_ray = options.get("backend") == "ray"  # actors on a cluster: its size is Ray's business
+    if options["num_workers"] < 0 or not on_ray and options["num_workers"] > cap:
         raise OptionError(
             f"num_workers={options['num_workers']}: expected 0..{cap} (0 = collect in the main "
             f"process; at most max(2, the {usable_cores()} CPU cores this process may use): "
