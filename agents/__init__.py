@@ -19,6 +19,7 @@ that imports torch) in :mod:`mt_env.agents.ppo`.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 
 from mt_env.config import RulesConfig
 
@@ -93,4 +94,20 @@ def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent
     return cls(config, seed=seed)
 
 
-__all__ = ["AGENTS", "Agent", "PolicyAgent", "make_agent"]
+def make_opponents(
+    opponents: str | Sequence[str], config: RulesConfig, seed: int | None = None
+) -> list[Agent]:
+    """One agent for every seat but a learner's: ``opponents`` is one spec for all of them
+    or one spec per other seat (clockwise from the learner); ValueError otherwise. For the
+    Gymnasium env's ``opponents``, which reseeds them at every reset."""
+    others = config.num_seats - 1
+    specs = [opponents] * others if isinstance(opponents, str) else list(opponents)
+    if len(specs) != others or not all(isinstance(s, str) for s in specs):
+        raise ValueError(
+            f"opponents={opponents!r}: expected one agent spec, or {others} specs "
+            "(one per other seat)"
+        )
+    return [make_agent(spec, config, seed=seed) for spec in specs]
+
+
+__all__ = ["AGENTS", "Agent", "PolicyAgent", "make_agent", "make_opponents"]

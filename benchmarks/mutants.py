@@ -255,7 +255,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / "repo"
         shutil.copytree(ROOT, scratch, ignore=shutil.ignore_patterns(
-            ".git", ".venv", "runs", "__pycache__", ".pytest_cache", ".hypothesis", "build"))
+            ".git", ".venv", ".venv-*", "runs", "__pycache__", ".pytest_cache", ".hypothesis", "build"))
         prepare(scratch)
         for m in chosen:
             outcome = run(m, scratch)

@@ -13,7 +13,7 @@ import pytest
 from conftest import game_steps
 
 from mt_env import Match, RulesConfig
-from mt_env.agents import AGENTS, Agent, PolicyAgent, make_agent
+from mt_env.agents import AGENTS, Agent, PolicyAgent, make_agent, make_opponents
 from mt_env.agents.chains import ChainPlanner
 from mt_env.agents.search import SearchAgent
 from mt_env.config import VARIANTS as CONFIG_VARIANTS
@@ -98,6 +98,17 @@ def test_registry_and_make_agent():
         make_agent("ckpt:/no/such/file.pt", config)
     with pytest.raises(ValueError):
         make_agent(3, config)
+
+
+def test_make_opponents_gives_every_other_seat_its_own_agent():
+    config = RulesConfig(num_seats=4)
+    same = make_opponents("greedy", config, seed=1)
+    assert [a.name for a in same] == ["greedy"] * 3 and len({id(a) for a in same}) == 3
+    mixed = make_opponents(["random", "greedy", "search"], config)
+    assert [a.name for a in mixed] == ["random", "greedy", "search"]
+    for bad in (["random", "greedy"], ["random"] * 4, ["random", "greedy", 3]):
+        with pytest.raises(ValueError, match="expected one agent spec, or 3 specs"):
+            make_opponents(bad, config)
 
 
 def test_py_specs_build_agents_from_factories():
