@@ -46,7 +46,6 @@ import functools
 import importlib.resources
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -131,6 +130,10 @@ class TrainConfig:
     num_workers: int = 2
     """rollout worker processes (0 = collect in the main process; at most max(2, CPU cores)),
     or Ray actors with --backend ray"""
+    torch_threads: int = 1
+    """torch threads of the main process (the PPO update); rollout workers use one each. More
+    threads spin-wait (OpenMP) while the workers hold every core: on a busy 2-core machine 2
+    threads made updates up to 25x slower (docs/experiments.md, section 4.3)"""
     backend: str = "local"
     """where the rollout workers run: local (processes on this machine) | ray (actors on the Ray
     cluster at RAY_ADDRESS, else a new local Ray; pip install 'mt_env[ray]'); the same batches,
@@ -345,7 +348,7 @@ def main(argv: list[str] | None = None) -> Path:
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(cfg.torch_threads)
 
     # -- policy and optimizer; critic=privileged: values from a separate network that also
     # sees the hidden tiles (training only). --resume restores them and the trainer state,

@@ -327,6 +327,21 @@ def test_evaluations_report_each_opponent(tmp_path: Path, capsys, bars: list, sm
     assert "final evaluation vs greedy: 100%" in captured.err
 
 
+def test_the_main_process_takes_the_asked_torch_threads(tmp_path: Path, smoke_args: list[str],
+                                                       monkeypatch):
+    """--torch-threads sets the PPO update's threads (default 1: more spin-wait while the
+    rollout workers hold the cores)."""
+    import torch
+
+    import train
+
+    asked: list[int] = []
+    monkeypatch.setattr(torch, "set_num_threads", asked.append)  # this process only
+    train.main([*smoke_args, "--run-dir", str(tmp_path), "--torch-threads", "3"])
+    assert asked and asked[0] == 3
+    assert train.TrainConfig().torch_threads == 1
+
+
 def test_no_progress_prints_a_summary_line_per_phase_only(tmp_path: Path, capsys, smoke_args: list[str]):
     train.main([*smoke_args, "--run-dir", str(tmp_path), "--total-steps", "300",
                 "--pretrain-teacher", "longest-train", "--pretrain-decisions", "200",

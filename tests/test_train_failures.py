@@ -290,6 +290,7 @@ CLI_ERRORS = [  # (arguments, the error: the option and what was expected)
     (["--checkpoint-every", "0"], r"checkpoint_every=0: expected an int >= 1"),
     (["--num-workers", "3"], r"num_workers=3: expected 0\.\.2 .*at most max\(2, the 2 CPU cores"),
     (["--num-workers", "-1"], r"num_workers=-1: expected 0\.\.2"),
+    (["--torch-threads", "0"], r"torch_threads=0: expected an int in 1\.\.256"),
     (["--total-steps", "-5"], r"total_steps=-5: expected an int >= 0"),
     (["--seed", "-1"], r"seed=-1: expected an int in 0\.\.4294967295"),
     (["--learning-rate", "0"], r"learning_rate=0\.0: expected a finite number > 0"),

@@ -88,6 +88,7 @@ RANGES = {
     "eval_games": ">= 1",
     "final_eval_games": ">= 0",
     "checkpoint_every": ">= 1",
+    "torch_threads": "1..256",
 }
 """Every numeric option's range; ``num_workers`` (:func:`max_workers`), ``learner_seats``
 (1..num_seats) and ``hidden_sizes`` (:data:`MAX_LAYERS` widths in 1..``MAX_HIDDEN``) depend on
