@@ -9,7 +9,7 @@ the same RLModule (RLlib's ``ActionMaskingTorchRLModule``,
 itself while it learns. Training stops after ``--iterations`` PPO iterations or once
 ``--minutes`` have passed, whichever comes first. The algorithm is saved to ``OUT``
 (``algo.save``) and its module played, greedily and within the mask, in duplicate-deal
-tournaments (:func:`~mt_env.agents.evaluation.tournament.run_tournament`) against
+tournaments (:func:`~mt_env.agents.evaluation.report.evaluation_table`) against
 ``random`` and against ``longest-train``, through the agent spec
 ``py:mt_env.integrations.rllib:agent:OUT`` — the same spec works in ``mt-tournament``
 and ``mt-play``. Needs the ``rllib`` extra (``.venv-ray``).
@@ -24,7 +24,7 @@ from pathlib import Path
 import ray
 import torch
 
-from mt_env.agents.evaluation.tournament import run_tournament
+from mt_env.agents.evaluation.report import evaluation_table
 from mt_env.config import RulesConfig
 from mt_env.integrations.rllib import SHARED, ppo_config
 
@@ -86,21 +86,8 @@ def main() -> None:
         ray.shutdown()
 
     spec = f"py:mt_env.integrations.rllib:agent:{out}"  # loads the module without Ray
-    for opponent in ("random", "longest-train"):
-        result = run_tournament(
-            [spec, opponent],
-            config,
-            games=args.eval_games,
-            seed=args.seed,
-            workers=1,
-            progress=False,
-        )
-        row = result.agent_row(spec)
-        print(
-            f"\nvs {opponent}: win rate {row['win_rate']:.1%} "
-            f"[{row['win_lo']:.1%}, {row['win_hi']:.1%}]\n"
-        )
-        print(result.to_markdown())
+    opponents = ("random", "longest-train")
+    print(evaluation_table(spec, config, opponents, args.eval_games, args.seed, workers=1))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ The learner takes a random seat each match against ``longest-train`` opponents
 (:func:`mt_env.integrations.sb3.make_env`: observations with the project's policy
 features, the action mask honoured by MaskablePPO). The model is saved to
 ``OUT/model.zip`` and played, greedily and within the mask, in duplicate-deal
-tournaments (:func:`~mt_env.agents.evaluation.tournament.run_tournament`) against
+tournaments (:func:`~mt_env.agents.evaluation.report.evaluation_table`) against
 ``random`` and against ``longest-train``, through the agent spec
 ``py:mt_env.integrations.sb3:agent:OUT/model.zip`` — the same spec works in
 ``mt-tournament`` and ``mt-play``. Needs the ``sb3`` extra (``.venv-sb3``).
@@ -24,7 +24,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 
-from mt_env.agents.evaluation.tournament import run_tournament
+from mt_env.agents.evaluation.report import evaluation_table
 from mt_env.config import RulesConfig
 from mt_env.integrations.sb3 import make_env
 
@@ -87,21 +87,9 @@ def main() -> None:
 
     spec = f"py:mt_env.integrations.sb3:agent:{path}"
     config = RulesConfig(num_seats=args.seats)
-    for opponent in ("random", OPPONENT):
-        result = run_tournament(
-            [spec, opponent],
-            config,
-            games=args.eval_games,
-            seed=args.seed,
-            workers=1,
-            progress=False,
-        )
-        row = result.agent_row(spec)
-        print(
-            f"\nvs {opponent}: win rate {row['win_rate']:.1%} "
-            f"[{row['win_lo']:.1%}, {row['win_hi']:.1%}]\n"
-        )
-        print(result.to_markdown())
+    print(
+        evaluation_table(spec, config, ("random", OPPONENT), args.eval_games, args.seed, workers=1)
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ takes a random seat each match against ``longest-train`` opponents
 (:func:`mt_env.integrations.tianshou.make_env`: observations with the project's policy
 features, the mask where Tianshou reads it). The policy is saved to ``OUT/dqn.pt`` and
 played, greedily and within the mask, in duplicate-deal tournaments
-(:func:`~mt_env.agents.evaluation.tournament.run_tournament`) against ``random`` and
+(:func:`~mt_env.agents.evaluation.report.evaluation_table`) against ``random`` and
 against ``longest-train``, through the agent spec
 ``py:mt_env.integrations.tianshou:agent:OUT/dqn.pt`` — the same spec works in
 ``mt-tournament`` and ``mt-play``. Needs the ``tianshou`` extra (``.venv-tianshou``).
@@ -31,7 +31,7 @@ from tianshou.env import DummyVectorEnv
 from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils import LazyLogger
 
-from mt_env.agents.evaluation.tournament import run_tournament
+from mt_env.agents.evaluation.report import evaluation_table
 from mt_env.config import RulesConfig
 from mt_env.integrations.tianshou import make_env, make_policy, save_policy
 
@@ -147,23 +147,11 @@ def train(args: argparse.Namespace) -> Path:
 
 
 def evaluate(path: Path, args: argparse.Namespace) -> None:
+    """Our duplicate tournament against each baseline."""
     spec = f"py:mt_env.integrations.tianshou:agent:{path}"
     config = RulesConfig(num_seats=args.seats)
-    for opponent in ("random", OPPONENT):
-        result = run_tournament(
-            agents=[spec, opponent],
-            config=config,
-            games=args.eval_games,
-            seed=args.seed,
-            workers=args.workers,
-            progress=False,
-        )
-        row = result.agent_row(spec)
-        print(
-            f"\n### vs {opponent}: win rate {row['win_rate']:.1%} "
-            f"[{row['win_lo']:.1%}, {row['win_hi']:.1%}] over {row['seat_games']} seat-games\n"
-        )
-        print(result.to_markdown())
+    games, seed, workers = args.eval_games, args.seed, args.workers
+    print(evaluation_table(spec, config, ("random", OPPONENT), games, seed, workers=workers))
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ bool ``"action_mask"``), a masked categorical actor (:func:`~mt_env.integrations
 and an MLP critic, a ``Collector`` gathering ``--batch`` frames at a time, ``GAE``
 advantages, and ``ClipPPOLoss`` minimised over a few epochs of minibatches. The actor is
 saved to ``OUT/actor.pt`` and played, greedily and within the mask, in duplicate-deal
-tournaments (:func:`~mt_env.agents.evaluation.tournament.run_tournament`) against
+tournaments (:func:`~mt_env.agents.evaluation.report.evaluation_table`) against
 ``random`` and against ``longest-train``, through the agent spec
 ``py:mt_env.integrations.torchrl:agent:OUT/actor.pt`` — the same spec works in
 ``mt-tournament`` and ``mt-play``. Needs the ``torchrl`` extra (``.venv-torchrl``).
@@ -32,7 +32,7 @@ from torchrl.modules import MLP, ValueOperator
 from torchrl.objectives import ClipPPOLoss
 from torchrl.objectives.value import GAE
 
-from mt_env.agents.evaluation.tournament import run_tournament
+from mt_env.agents.evaluation.report import evaluation_table
 from mt_env.config import RulesConfig
 from mt_env.integrations.torchrl import HIDDEN, make_actor, make_env, save_actor
 
@@ -130,23 +130,12 @@ def train(env, actor, critic, frames: int, batch: int) -> int:
 
 
 def evaluate(path: Path, args: argparse.Namespace) -> None:
+    """Our duplicate tournament against each baseline (one core: the machine is shared)."""
     spec = f"py:mt_env.integrations.torchrl:agent:{path}"
     config = RulesConfig(num_seats=args.seats)
-    for opponent in ("random", OPPONENT):
-        result = run_tournament(
-            agents=[spec, opponent],
-            config=config,
-            games=args.eval_games,
-            seed=args.seed,
-            workers=1,  # one core: the machine is shared
-            progress=False,
-        )
-        row = result.agent_row(spec)
-        print(f"\n### vs {opponent}\n\n{result.to_markdown()}\n")
-        print(
-            f"torchrl PPO vs {opponent}: win rate {row['win_rate']:.1%} "
-            f"[{row['win_lo']:.1%}, {row['win_hi']:.1%}] over {result.games} games"
-        )
+    print(
+        evaluation_table(spec, config, ("random", OPPONENT), args.eval_games, args.seed, workers=1)
+    )
 
 
 def main() -> None:

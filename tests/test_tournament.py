@@ -106,6 +106,20 @@ def test_py_factory_agents_play_in_worker_processes():
     assert a.labels == ["py:agent_factories:lowest", "greedy"]
 
 
+def test_evaluation_table_takes_any_agent_spec():
+    """The trainer's final table, and the examples' of other libraries: a checkpoint path
+    becomes ckpt:PATH, a spec stays itself."""
+    from mt_env.agents.evaluation.report import agent_spec, evaluation_table
+
+    assert agent_spec("runs/x/final.pt") == "ckpt:runs/x/final.pt"
+    for spec in ("ckpt:a.pt", "py:agent_factories:lowest", "greedy"):
+        assert agent_spec(spec) == spec
+    config = RulesConfig(num_seats=2, num_rounds=1)
+    table = evaluation_table("py:agent_factories:lowest", config, ["random"], 2, 0, workers=1)
+    assert "Evaluation of py:agent_factories:lowest (2 games each" in table
+    assert table.splitlines()[-1].startswith("| random | ")
+
+
 def test_result_tables_are_consistent():
     result = run_tournament(
         ["greedy", "longest-train"],
