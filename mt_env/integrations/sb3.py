@@ -36,10 +36,10 @@ import numpy as np
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.monitor import Monitor
 
-from mt_env.agents import PolicyAgent, make_opponents
+from mt_env.agents import PolicyAgent
 from mt_env.agents.features import FEATURE_SETS, layout
 from mt_env.config import RulesConfig
-from mt_env.gym_env import FEATURES_ENV_ID
+from mt_env.integrations import learner_env
 from mt_env.wrappers import PolicyFeatures, features_env
 
 
@@ -65,15 +65,14 @@ def make_env(
         features, learner_seat, reward: as for :class:`mt_env.wrappers.PolicyFeatures`
             and :class:`mt_env.MexicanTrainGymEnv`.
     """
-    config = RulesConfig(num_seats=num_seats, **rules)
-    agents = make_opponents(opponents, config, seed)  # reseeded at each reset
-    env = gymnasium.make(
-        FEATURES_ENV_ID,
+    env = learner_env(
+        num_seats,
+        opponents,
+        seed,
         features=features,
-        config=config,
-        opponents=agents,
         learner_seat=learner_seat,
         reward=reward,
+        **rules,
     )
     env = Monitor(env, info_keywords=("places", "seat"))  # who won each match, in ep_info
     if seed is not None:

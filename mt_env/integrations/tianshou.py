@@ -60,10 +60,10 @@ from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
 from tianshou.data import Batch
 from tianshou.utils.net.common import Net
 
-from mt_env.agents import PolicyAgent, make_opponents
+from mt_env.agents import PolicyAgent
 from mt_env.agents.features import layout, make_featurizer
 from mt_env.config import RulesConfig
-from mt_env.gym_env import FEATURES_ENV_ID
+from mt_env.integrations import learner_env
 
 FORMAT = "mt_env.integrations.tianshou/dqn-1"  # the saved file's format tag
 HIDDEN_SIZES = (256, 256)
@@ -125,16 +125,15 @@ def make_env(
     The env's ``config`` attribute is the :class:`~mt_env.config.RulesConfig` (for
     :func:`make_policy`).
     """
-    config = RulesConfig(num_seats=num_seats, **rules)
-    agents = make_opponents(opponents, config, seed)  # reseeded at each reset
     env = TianshouObservation(
-        gymnasium.make(
-            FEATURES_ENV_ID,
+        learner_env(
+            num_seats,
+            opponents,
+            seed,
             features=features,
-            config=config,
-            opponents=agents,
             learner_seat=learner_seat,
             reward=reward,
+            **rules,
         )
     )
     if seed is not None:

@@ -40,7 +40,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import gymnasium
 import numpy as np
 import torch
 from tensordict import TensorDict
@@ -51,11 +50,11 @@ from torchrl.envs import ActionMask, DTypeCastTransform, GymWrapper, Transformed
 from torchrl.envs.utils import ExplorationType, set_exploration_type
 from torchrl.modules import MLP, MaskedCategorical, ProbabilisticActor
 
-from mt_env.agents import PolicyAgent, make_opponents
+from mt_env.agents import PolicyAgent
 from mt_env.agents.features import layout, make_featurizer
 from mt_env.agents.ppo.checkpoint import check_layout
 from mt_env.config import RulesConfig
-from mt_env.gym_env import FEATURES_ENV_ID
+from mt_env.integrations import learner_env
 
 HIDDEN = (256, 256)
 SAVE_FORMAT = "mt_env-torchrl-actor"
@@ -84,22 +83,21 @@ def make_env(
         features, learner_seat, reward: as for :class:`mt_env.wrappers.PolicyFeatures`
             and :class:`mt_env.MexicanTrainGymEnv`.
     """
-    config = RulesConfig(num_seats=num_seats, **rules)
-    agents = make_opponents(opponents, config, seed)  # reseeded at each reset
-    gym_env = gymnasium.make(
-        FEATURES_ENV_ID,
+    gym_env = learner_env(
+        num_seats,
+        opponents,
+        seed,
         features=features,
-        config=config,
-        opponents=agents,
         learner_seat=learner_seat,
         reward=reward,
+        **rules,
     )
     env = TransformedEnv(
         GymWrapper(gym_env, categorical_action_encoding=True),
         DTypeCastTransform(torch.int8, torch.bool, in_keys=["action_mask"]),
     )
     env.append_transform(ActionMask())
-    env.config = config
+    env.config = gym_env.unwrapped.config
     env.features = features
     if seed is not None:
         env.set_seed(seed)
