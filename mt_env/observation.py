@@ -104,6 +104,13 @@ class ObservationEncoder:
         }
         self.num_actions = (n + 1) * t + 2
         self._o = {name: s.start for name, s in self.pieces.items()}
+        # the pieces after train_end, as slices of decode()'s list of the rest
+        self._rest_start = rest = self.pieces["train_length"].start
+        self._rest_slices = {
+            name: slice(sl.start - rest, sl.stop - rest)
+            for name, sl in self.pieces.items()
+            if sl.start >= rest
+        }
         self._npip = npip
         # per observer: relative train -> absolute train, and back
         self._rel = [[(seat + r) % n for r in range(n)] + [n] for seat in range(n)]
@@ -213,42 +220,52 @@ class ObservationEncoder:
     def _mask(self, bits: np.ndarray) -> int:
         return int.from_bytes(np.packbits(bits > 0.5, bitorder="little").tobytes(), "little")
 
-    def _count(self, obs: np.ndarray, name: str) -> list[int]:
-        return np.rint(obs[self.pieces[name]] * self.scale[name]).astype(int).tolist()
-
     def decode(self, obs: np.ndarray, action_mask: np.ndarray) -> SeatView:
         """The observer's view in plain Python values (the inverse of :meth:`encode`).
 
         Seats and trains stay relative to the observer; ``plays`` lists the legal plays
-        of the mask as ``(action, tile, relative train)`` through the action codec."""
-        s, n = self.pieces, self.config.num_seats
-        npip = self.config.max_pip + 1
+        of the mask as ``(action, tile, relative train)`` through the action codec.
+        (Hand and table are unpacked as bits and the trains' ends by one argmax; the few
+        dozen numbers after them are read from one Python list, where numpy calls would
+        cost more than the work.)"""
+        n, npip, t = self.config.num_seats, self._npip, self.config.num_tiles
         v = SeatView()
-        v.hand = self._mask(obs[s["hand"]])
-        v.table = self._mask(obs[s["table"]])
-        v.ends = obs[s["train_end"]].reshape(n + 1, npip).argmax(axis=1).tolist()
-        v.lengths = self._count(obs, "train_length")
-        v.marked = (obs[s["train_marked"]] > 0.5).tolist()
-        v.mexican_started = bool(obs[s["mexican_started"]][0] > 0.5)
-        v.open_double = (obs[s["open_double"]] > 0.5).tolist()
-        rank = obs[s["open_double_rank"]]
-        v.open_order = sorted(np.flatnonzero(rank > 0).tolist(), key=lambda k: -rank[k])
-        v.dead_double = (obs[s["dead_double"]] > 0.5).tolist()
-        r = obs[s["restricting"]]
-        v.restricting = int(r.argmax()) if r.max() > 0.5 else -1
-        v.hand_sizes = self._count(obs, "hand_sizes")
-        v.first_pending = (obs[s["first_turn_pending"]] > 0.5).tolist()
-        v.boneyard = self._count(obs, "boneyard_size")[0]
-        v.engine = int(obs[s["engine"]].argmax())
-        v.round_index = int(obs[s["round"]].argmax())
-        phase = obs[s["phase"]]
-        v.to_act = bool(phase[0] > 0.5)
-        v.free_first = bool(phase[1] > 0.5)
-        v.follow_up = bool(phase[2] > 0.5)
-        v.drawn = bool(phase[3] > 0.5)
-        f = obs[s["follow_up_train"]]
-        v.follow_up_train = int(f.argmax()) if f.max() > 0.5 else -1
-        v.totals = self._count(obs, "scores")
+        both = self._mask(obs[: 2 * t])  # hand and table are adjacent pieces
+        v.hand, v.table = both & ((1 << t) - 1), both >> t
+        v.ends = obs[self.pieces["train_end"]].reshape(n + 1, npip).argmax(axis=1).tolist()
+        rest = obs[self._rest_start :].tolist()
+        at = self._rest_slices
+
+        def piece(name: str) -> list[float]:
+            return rest[at[name]]
+
+        def count(name: str) -> list[int]:
+            scale = self.scale[name]
+            return [round(x * scale) for x in rest[at[name]]]
+
+        def first_max(values: list[float]) -> int:
+            return values.index(max(values))
+
+        def one_hot(name: str) -> int:  # the index set, or -1 if none is
+            values = rest[at[name]]
+            return first_max(values) if max(values) > 0.5 else -1
+
+        v.lengths = count("train_length")
+        v.marked = [x > 0.5 for x in piece("train_marked")]
+        v.mexican_started = piece("mexican_started")[0] > 0.5
+        v.open_double = [x > 0.5 for x in piece("open_double")]
+        rank = piece("open_double_rank")
+        v.open_order = sorted((k for k, x in enumerate(rank) if x > 0), key=lambda k: -rank[k])
+        v.dead_double = [x > 0.5 for x in piece("dead_double")]
+        v.restricting = one_hot("restricting")
+        v.hand_sizes = count("hand_sizes")
+        v.first_pending = [x > 0.5 for x in piece("first_turn_pending")]
+        v.boneyard = count("boneyard_size")[0]
+        v.engine = first_max(piece("engine"))
+        v.round_index = first_max(piece("round"))
+        v.to_act, v.free_first, v.follow_up, v.drawn = (x > 0.5 for x in piece("phase"))
+        v.follow_up_train = one_hot("follow_up_train")
+        v.totals = count("scores")
         legal = np.flatnonzero(action_mask).tolist()
         codec = self.codec
         v.plays = [(a, *codec.split(a)) for a in legal if a < codec.draw]
