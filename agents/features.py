@@ -129,9 +129,11 @@ class Featurizer:
         b, d = obs.shape
         out = np.zeros((b, d + self.extra), dtype=np.float32)
         out[:, :d] = obs
-        fill = self._planning if self.features == "planning" else self._pairs
+        if self.features == "pairs":
+            self._pairs_batch(obs, out[:, d:])
+            return out
         for i in range(b):
-            fill(obs[i], out[i, d:])
+            self._planning(obs[i], out[i, d:])
         return out
 
     def _chain(self, hand: np.ndarray, own_end: int) -> tuple[int, ...]:
@@ -149,59 +151,64 @@ class Featurizer:
         hand_per_pip = hand @ self.has_pip
         row[t + 2 : t + 2 + n1] = hand_per_pip[ends] * self.inv_hand
 
-    def _pairs(self, o: np.ndarray, row: np.ndarray) -> None:
+    def _pairs_batch(self, obs: np.ndarray, rows: np.ndarray) -> None:
+        """The ``"pairs"`` features of every row of ``obs`` at once, one numpy call per block
+        for the whole batch (a rollout featurizes the decisions of all its games together);
+        only the chain search runs row by row."""
         v, t, n, n1, npip = self.views, self.t, self.n, self.n1, self.npip
-        hand = o[v["hand"]]
-        table = o[v["table"]]
-        ends = o[v["train_end"]].reshape(n1, npip).argmax(1)
-        chain = self._chain(hand, int(ends[0]))
-        # tile block
-        tile = np.zeros((t, TILE_COLS), dtype=np.float32)
-        tile[:, 0] = hand
-        if chain:
-            ids = list(chain)
-            tile[ids, 1] = 1.0
-            tile[ids[0], 2] = 1.0
-            tile[ids, 3] = 1.0 - np.arange(len(ids)) / len(ids)
-        tile[:, 4] = self.pips / (2 * (npip - 1))
-        tile[:, 5] = self.is_double
-        # train block
-        train = np.zeros((n1, TRAIN_COLS), dtype=np.float32)
-        train[0, 0] = 1.0
-        train[n, 1] = 1.0
-        train[1:n, 2] = 1.0
-        train[:n, 3] = o[v["train_marked"]]
-        train[:, 4] = o[v["open_double"]]
-        train[:, 5] = o[v["restricting"]]
-        train[:, 6] = o[v["follow_up_train"]]
-        train[:, 7] = o[v["train_length"]]
-        # pair block: what each (tile, train) placement would leave open
-        joins_low = self.low[:, None] == ends[None, :]
-        joins = joins_low | (self.high[:, None] == ends[None, :])
-        new_end = np.where(joins_low, self.high[:, None], self.low[:, None])
+        b = len(obs)
+        hand, table = obs[:, v["hand"]], obs[:, v["table"]]
+        ends = obs[:, v["train_end"]].reshape(b, n1, npip).argmax(2)
+        tile = np.zeros((b, t, TILE_COLS), dtype=np.float32)
+        tile[:, :, 0] = hand
+        for i in range(b):  # the chain: one search per row (agents/chains.py)
+            chain = self._chain(hand[i], int(ends[i, 0]))
+            if chain:
+                ids = list(chain)
+                tile[i, ids, 1] = 1.0
+                tile[i, ids[0], 2] = 1.0
+                tile[i, ids, 3] = 1.0 - np.arange(len(ids)) / len(ids)
+        tile[:, :, 4] = self.pips / (2 * (npip - 1))
+        tile[:, :, 5] = self.is_double
+        train = np.zeros((b, n1, TRAIN_COLS), dtype=np.float32)
+        train[:, 0, 0] = 1.0
+        train[:, n, 1] = 1.0
+        train[:, 1:n, 2] = 1.0
+        train[:, :n, 3] = obs[:, v["train_marked"]]
+        train[:, :, 4] = obs[:, v["open_double"]]
+        train[:, :, 5] = obs[:, v["restricting"]]
+        train[:, :, 6] = obs[:, v["follow_up_train"]]
+        train[:, :, 7] = obs[:, v["train_length"]]
+        joins_low = self.low[None, :, None] == ends[:, None, :]
+        joins = joins_low | (self.high[None, :, None] == ends[:, None, :])
+        new_end = np.where(joins_low, self.high[None, :, None], self.low[None, :, None])
         hand_per_pip = hand @ self.has_pip
         unseen_per_pip = (1.0 - hand - table) @ self.has_pip
-        pair = np.empty((t, n1, PAIR_COLS), dtype=np.float32)
-        pair[:, :, 0] = joins
-        pair[:, :, 1] = (hand_per_pip[new_end] - hand[:, None]) * self.inv_hand
-        pair[:, :, 2] = unseen_per_pip[new_end] / npip
-        # global block
-        phase = o[v["phase"]]
-        sizes = o[v["hand_sizes"]]
-        glob = np.array(
+        flat_end = new_end.reshape(b, t * n1)
+        hand_at = np.take_along_axis(hand_per_pip, flat_end, 1).reshape(b, t, n1)
+        unseen_at = np.take_along_axis(unseen_per_pip, flat_end, 1).reshape(b, t, n1)
+        pair = np.empty((b, t, n1, PAIR_COLS), dtype=np.float32)
+        pair[:, :, :, 0] = joins
+        pair[:, :, :, 1] = (hand_at - hand[:, :, None]) * self.inv_hand
+        pair[:, :, :, 2] = unseen_at / npip
+        phase = obs[:, v["phase"]]
+        sizes = obs[:, v["hand_sizes"]]
+        glob = np.stack(
             [
-                sizes[1:].min(),
-                sizes[0],
-                o[v["boneyard_size"]][0],
-                phase[1],
-                phase[2],
-                phase[3],
-                o[v["restricting"]].max(),
-                o[v["train_marked"]][0],
+                sizes[:, 1:].min(1),
+                sizes[:, 0],
+                obs[:, v["boneyard_size"]][:, 0],
+                phase[:, 1],
+                phase[:, 2],
+                phase[:, 3],
+                obs[:, v["restricting"]].max(1),
+                obs[:, v["train_marked"]][:, 0],
             ],
-            dtype=np.float32,
+            axis=1,
+        ).astype(np.float32)
+        rows[:] = np.concatenate(
+            [tile.reshape(b, -1), train.reshape(b, -1), pair.reshape(b, -1), glob], axis=1
         )
-        row[:] = np.concatenate([tile.ravel(), train.ravel(), pair.ravel(), glob])
 
 
 def make_featurizer(config: RulesConfig, features: str) -> Featurizer:

@@ -212,14 +212,13 @@ mutant(CKPT, "    _check_finite(model, \"model\", where)", "    pass",
 
 FEAT = "agents/features.py"
 FEAT_T = ("tests/test_features.py", "tests/test_conventions.py", "tests/test_checkpoints.py")
-mutant(FEAT, "        pair[:, :, 2] = unseen_per_pip[new_end] / npip",
-       "        pair[:, :, 2] = unseen_per_pip[new_end] / (npip + 1)",
+mutant(FEAT, "        pair[:, :, :, 2] = unseen_at / npip",
+       "        pair[:, :, :, 2] = unseen_at / (npip + 1)",
        "unseen-tile counts scaled wrongly", *FEAT_T)
-mutant(FEAT, "        train[:n, 3] = o[v[\"train_marked\"]]", "        train[:n, 3] = 0.0",
+mutant(FEAT, "        train[:, :n, 3] = obs[:, v[\"train_marked\"]]", "        train[:, :n, 3] = 0.0",
        "the marked-train column left empty", *FEAT_T)
-mutant(FEAT, "            tile[ids[0], 2] = 1.0", "            tile[ids[-1], 2] = 1.0",
+mutant(FEAT, "                tile[i, ids[0], 2] = 1.0", "                tile[i, ids[-1], 2] = 1.0",
        "the chain's last tile flagged as its first", *FEAT_T)
-
 
 def run(m: Mutant, scratch: Path) -> str:
     targets = [scratch / q for q in mirrors(m.path)]

@@ -59,3 +59,23 @@ def test_features_ignore_hidden_information():
     for features in ("planning", "pairs"):
         f = Featurizer(RULES, features)
         np.testing.assert_array_equal(f(enc.encode(a, 0)[None]), f(enc.encode(b, 0)[None]))
+
+
+def test_a_batch_featurizes_each_row_as_it_would_alone():
+    """Rollouts featurize all their games' decisions in one batch: every row must be what
+    that observation alone gives, bit for bit (2-8 seats, positions of random play)."""
+    import random
+
+    for seats in (2, 4, 8):
+        config = RulesConfig(num_seats=seats, num_rounds=1)
+        enc, f = ObservationEncoder(config), Featurizer(config, "pairs")
+        rng, obs = random.Random(seats), []
+        for game in range(2):
+            match = Match(config, seed=game)
+            while not match.is_over:
+                obs.append(enc.encode(match, match.state.seat))
+                moves = match.state.legal_moves()
+                match.apply(moves[rng.randrange(len(moves))])
+        batch = f(np.stack(obs))
+        alone = np.concatenate([f(o[None]) for o in obs])
+        assert batch.dtype == np.float32 and np.array_equal(batch, alone)
