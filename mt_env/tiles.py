@@ -60,9 +60,10 @@ class TileSet:
         """The id of tile ``(a, b)`` in either orientation; ValueError if not in the set."""
         try:
             a, b = tile
-            if not (_is_pip(a) and _is_pip(b)):  # 6.0 would hash like 6: refuse it
-                raise TypeError
-            a, b = int(a), int(b)
+            if a.__class__ is not int or b.__class__ is not int:  # plain ints: the usual case
+                if not (_is_pip(a) and _is_pip(b)):  # 6.0 would hash like 6: refuse it
+                    raise TypeError
+                a, b = int(a), int(b)
             key = (a, b) if a <= b else (b, a)
             return self._index[key]
         except (TypeError, ValueError, KeyError):
