@@ -407,9 +407,7 @@ def main(argv: list[str] | None = None) -> Path:
         )
         for k in range(max(1, cfg.num_workers))
     ]
-    collectors = Collectors(specs, processes=cfg.num_workers > 0, backend=cfg.backend)
-    if state.pool:
-        collectors.set_pool(state.pool)
+    collectors = None  # made after cloning: on Ray, idle PPO actors would hold the CPUs it needs
 
     num_updates = math.ceil(cfg.total_steps / cfg.rollout_steps)
     bars = functools.partial(tqdm, disable=not cfg.progress, dynamic_ncols=True)  # a bar per phase
@@ -427,17 +425,20 @@ def main(argv: list[str] | None = None) -> Path:
                                   cfg.max_grad_norm, progress=bars)
             check_finite("behaviour cloning", fit, policy, critic)
             with signals.deferred():  # the cloned policy and its marker, together
-                state.env_steps += demo["stats"]["env_steps"]
+                state.env_steps += demo.stats["env_steps"]
                 state.pretrained = True
                 good = detached(checkpoint())
                 save_checkpoint(run_dir / "checkpoint.pt", good)
             for key, value in fit.items():
                 writer.add_scalar(f"pretrain/{key}", value, 0)
-            print(f"behaviour cloning of {cfg.pretrain_teacher}: {len(demo['actions'])} decisions "
+            print(f"behaviour cloning of {cfg.pretrain_teacher}: {len(demo)} decisions "
                   f"recorded in {t1 - t0:.0f} s, fitted in {time.time() - t1:.0f} s; held-out "
                   f"accuracy {fit['accuracy']:.1%}, value explained variance {fit['explained_variance']:.2f}")
             del demo
 
+        collectors = Collectors(specs, processes=cfg.num_workers > 0, backend=cfg.backend)
+        if state.pool:
+            collectors.set_pool(state.pool)
         done = run_done(cfg, state.global_step, elapsed())  # before PPO: cloning, a resumed run
         ppo_bars = bars(total=100, initial=done, desc="PPO", bar_format=PPO_BAR), bars(bar_format="{desc}")
         show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())
@@ -516,7 +517,8 @@ def main(argv: list[str] | None = None) -> Path:
         signals.hold()  # nothing interrupts the final save
         for bar in ppo_bars:
             bar.close()
-        collectors.close(graceful=failed is None)
+        if collectors is not None:
+            collectors.close(graceful=failed is None)
         save_checkpoint(run_dir / "checkpoint.pt", good)  # the last good state, never a failed one
         save_checkpoint(run_dir / "final.pt", policy_export(good))
         writer.close()

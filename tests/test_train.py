@@ -219,7 +219,8 @@ def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys, smoke_args:
         hidden_sizes=(128, 128), gamma=1.0, gae_lambda=1.0, teacher="longest-train",
     )
     fresh = Collector(spec).demonstrate(400)  # other deals than the training data
-    x, masks = torch.from_numpy(fresh["obs"]), torch.from_numpy(fresh["masks"])
+    x = torch.from_numpy(make_featurizer(rules, "pairs")(fresh["obs"]))  # raw obs: the input
+    masks = torch.from_numpy(fresh["masks"])
 
     def teacher_nll(net: PolicyNet) -> float:
         """Mean negative log-probability the policy gives the teacher's action."""

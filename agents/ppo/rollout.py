@@ -26,9 +26,11 @@ learning policy, the others drawn from ``opponent_mix`` — ``"self"`` (the
 learning policy again, its decisions recorded too), ``"past"`` (a frozen
 snapshot from the pool, or self if the pool is empty) or a scripted baseline name
 (:func:`mt_env.agents.make_agent`). Network seats are batched into one forward pass per
-policy. With ``spec.teacher`` set (:meth:`Collector.demonstrate`) a scripted agent
+policy. With ``spec.teacher`` set (:meth:`Collector.demonstrations`) a scripted agent
 plays every learner seat and its decisions are recorded instead: demonstrations for
-behaviour cloning, with Monte-Carlo returns of finished episodes. :class:`Collector`
+behaviour cloning, with Monte-Carlo returns of finished episodes, sent in small parts as
+they are recorded (raw observations: the trainer featurizes them when it fits, see
+:mod:`mt_env.agents.ppo.cloning`). :class:`Collector`
 runs in-process; :class:`CollectorProcess` runs one in a worker process so that
 rollouts use every core; :class:`Collectors` drives several as one (the trainer's), in
 this machine's processes or, with ``backend="ray"``, in Ray actors on a cluster
@@ -42,6 +44,7 @@ trainer, which stops its workers itself.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import multiprocessing as mp
 import os
@@ -49,7 +52,7 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
@@ -327,34 +330,54 @@ class Collector:
         self.ready = 0
         return batch
 
-    def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None) -> dict:
+    def demonstrations(self, min_steps: int) -> Iterator[dict]:
         """With ``spec.teacher``: play until at least ``min_steps`` teacher decisions of
-        *finished* episodes are ready and return them as a batch. Values are recorded as 0,
-        so with ``spec.gae_lambda == 1`` the ``returns`` are Monte-Carlo returns.
-        ``report(n)``: told of ``n`` more ready decisions in ~1% chunks (``min_steps`` in all)."""
+        *finished* episodes are ready, yielding them as they become ready in parts of about
+        1% of ``min_steps`` (at most :data:`DEMO_PART` rows; the last part: the rest), each a
+        batch like :meth:`collect`'s but with the raw observation as ``obs`` (the policy input
+        is ``make_featurizer(rules, spec.features)(obs)``: featurized where it is used, so
+        a part stays small). Values are recorded as 0, so with ``spec.gae_lambda == 1`` the
+        ``returns`` are Monte-Carlo returns. The counters then wait in ``self.stats``."""
         if not self.spec.teacher:
             raise ValueError("demonstrate() needs RolloutSpec.teacher (a scripted agent name)")
         enc = self.enc
-        reported, chunk = 0, max(1, min_steps // 100)
-        while len(self.finished) < min_steps:
+        sent, part = 0, max(1, min(min_steps // 100, DEMO_PART))
+        while sent + len(self.finished) < min_steps:
             for g in self.games:
                 self._advance_scripted(g)  # up to a teacher seat's real decision
                 m = g.match
                 seat = m.state.seat
                 obs, mask = enc.encode(m, seat), enc.action_mask(m, seat).astype(bool)
                 action = int(g.agents[seat].act(obs, mask))
-                self.record(g, seat, self.featurize(obs[None])[0], mask, action, 0.0, 0.0,
-                            self._privileged(g, seat))
+                self.record(g, seat, obs, mask, action, 0.0, 0.0, self._privileged(g, seat))
                 self.step(g, seat, action)
-            done = min(len(self.finished), min_steps)
-            if report is not None and done >= min(reported + chunk, min_steps):
-                report(done - reported)
-                reported = done
-        batch = _stack(self.finished)
-        batch["stats"] = self.stats.take()
-        self.finished = []
+            if len(self.finished) >= part:
+                sent += len(self.finished)
+                rows, self.finished = self.finished, []
+                yield _stack(rows)
         self.ready = 0
+        if self.finished:
+            rows, self.finished = self.finished, []
+            yield _stack(rows)
+
+    def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None) -> dict:
+        """:meth:`demonstrations` as one batch (raw observations as ``obs``), with ``stats``.
+        ``report(n)``: told of ``n`` more ready decisions part by part (``min_steps`` in all)."""
+        parts, reported = [], 0
+        for part in self.demonstrations(min_steps):
+            parts.append(part)
+            n = min(reported + len(part["actions"]), min_steps) - reported
+            if report is not None and n > 0:
+                report(n)
+            reported += n
+        batch = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        batch["stats"] = self.stats.take()
         return batch
+
+
+DEMO_PART = 1024
+"""the most decisions a worker sends in one part of its demonstrations (the trainer stores
+them as they come: neither side holds them all as full-width arrays)"""
 
 
 def _stack(rows: list[tuple]) -> dict:
@@ -437,8 +460,10 @@ def _worker(conn, spec: RolloutSpec, parent_pid: int | None = None) -> None:
             cmd, *args = conn.recv()
             if cmd == "collect":
                 conn.send(collector.collect(*args))
-            elif cmd == "demonstrate":  # progress reports ("progress", n) first, then the batch
-                conn.send(collector.demonstrate(*args, report=lambda n: conn.send(("progress", n))))
+            elif cmd == "demonstrate":  # ("part", batch) as they are recorded, then the counters
+                for part in collector.demonstrations(*args):
+                    conn.send(("part", part))
+                conn.send(collector.stats.take())
             elif cmd == "pool":
                 collector.set_pool(*args)
             elif cmd == "close":
@@ -462,7 +487,8 @@ class CollectorProcess:
         self.conn.send(("collect", state_dict, min_steps, critic_state))
 
     def start_demonstrate(self, min_steps: int) -> None:
-        """The worker answers with ``("progress", n)`` messages, then the batch."""
+        """The worker answers with ``("part", batch)`` messages as it records them
+        (:meth:`Collector.demonstrations`), then its counters (``stats``)."""
         self.conn.send(("demonstrate", min_steps))
 
     def result(self) -> dict:
@@ -544,40 +570,58 @@ class Collectors:
             return _merge([c.result() for c in self.items])
         return _merge([c.collect(state_dict, share, critic_state) for c in self.items])
 
-    def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None) -> dict:
-        """At least ``min_steps`` teacher decisions in all (split evenly), as one batch.
-        ``report(n)``: told of ``n`` more decisions as the collectors record them (each
-        worker process sends its counts), ``min_steps`` in all."""
+    def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None,
+                    sink: Callable[[int, dict], None] | None = None) -> dict:
+        """At least ``min_steps`` teacher decisions in all (split evenly), as one batch
+        (:meth:`Collector.demonstrate`'s). ``sink(k, part)``: given each part of collector
+        ``k``'s decisions as it comes instead (:meth:`Collector.demonstrations`; in each
+        collector's order), and only ``{"stats": ...}`` is returned: nothing here holds them
+        all. ``report(n)``: told of ``n`` more decisions as the collectors record them (each
+        worker process sends its parts; a Ray actor its whole batch), ``min_steps`` in all."""
         share = math.ceil(min_steps / len(self.items))
-        recorded = passed = 0  # decisions the collectors reported, and passed on (<= min_steps)
+        recorded = passed = 0  # decisions the collectors sent, and passed on (<= min_steps)
+        kept: list[list[dict]] = [[] for _ in self.items]
 
-        def relay(n: int) -> None:
+        def take(k: int, part: dict) -> None:
             nonlocal recorded, passed
-            recorded += n
+            (kept[k].append if sink is None else functools.partial(sink, k))(part)
+            recorded += len(part["actions"])
             if report is not None and min(recorded, min_steps) > passed:
                 report(min(recorded, min_steps) - passed)
                 passed = min(recorded, min_steps)
 
+        stats = []
         if not self.processes:
-            return _merge([c.demonstrate(share, relay) for c in self.items])
-        for c in self.items:
-            c.start_demonstrate(share)
-        if self.backend == "ray":  # an actor's decisions are counted when its batch comes
-            parts = []
+            for k, c in enumerate(self.items):
+                for part in c.demonstrations(share):
+                    take(k, part)
+                stats.append(c.stats.take())
+        else:
             for c in self.items:
-                parts.append(c.result())
-                relay(len(parts[-1]["actions"]))
-            return _merge(parts)
-        results: dict = {}
-        by_conn = {c.conn: c for c in self.items}
-        while len(results) < len(self.items):
-            for conn in wait([c.conn for c in self.items if c.conn not in results]):
-                message = by_conn[conn].receive()
-                if isinstance(message, tuple):
-                    relay(message[1])
-                else:
-                    results[conn] = message
-        return _merge([results[c.conn] for c in self.items])
+                c.start_demonstrate(share)
+            if self.backend == "ray":  # an actor's whole batch at once
+                for k, c in enumerate(self.items):
+                    part = c.result()
+                    stats.append(part.pop("stats"))
+                    take(k, part)
+            else:
+                index = {c.conn: k for k, c in enumerate(self.items)}
+                done: dict[int, dict] = {}
+                while len(done) < len(self.items):
+                    for conn in wait([c.conn for c in self.items if index[c.conn] not in done]):
+                        k = index[conn]
+                        message = self.items[k].receive()
+                        if isinstance(message, tuple):  # ("part", batch)
+                            take(k, message[1])
+                        else:
+                            done[k] = message
+                stats = [done[k] for k in range(len(self.items))]
+        if sink is not None:
+            return {"stats": _merge_stats(stats)}
+        parts = [p for ps in kept for p in ps]
+        batch = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        batch["stats"] = _merge_stats(stats)
+        return batch
 
     def set_pool(self, state_dicts: list[dict]) -> None:
         for c in self.items:
@@ -597,17 +641,21 @@ class Collectors:
 def _merge(parts: list[dict]) -> dict:
     """One batch from several collectors' batches; ``stats`` summed or averaged."""
     batch = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "stats"}
-    stats = [p["stats"] for p in parts]
+    batch["stats"] = _merge_stats([p["stats"] for p in parts])
+    return batch
+
+
+def _merge_stats(stats: list[dict]) -> dict:
+    """Several collectors' counters as one: summed or averaged."""
     matches = sum(s["learner_matches"] for s in stats)
     wins = sum(s["learner_win_rate"] * s["learner_matches"] for s in stats if s["learner_matches"])
-    batch["stats"] = {
+    return {
         "env_steps": sum(s["env_steps"] for s in stats),
         "learner_matches": matches,
         "learner_win_rate": wins / matches if matches else float("nan"),
         "learner_round_score": _nanmean([s["learner_round_score"] for s in stats]),
         "opponent_round_score": _nanmean([s["opponent_round_score"] for s in stats]),
     }
-    return batch
 
 
 def _nanmean(xs: list[float]) -> float:

@@ -176,9 +176,12 @@ def test_training_with_ray_rollouts_writes_a_checkpoint(
 ):
     import train
 
-    args = [*smoke_args, "--total-steps", "300", "--num-workers", "1", "--backend", "ray"]
-    run_dir = train.main([*args, "--run-dir", str(tmp_path)])
-    assert ray_calls == ["collectors"]
+    # cloning first, then PPO, with as many actors as the local Ray has CPUs: the cloning
+    # actors must not wait for CPUs held by idle PPO actors (they once did: a hang)
+    args = [*smoke_args, "--total-steps", "300", "--num-workers", "2", "--backend", "ray"]
+    args += ["--pretrain-teacher", "longest-train", "--pretrain-decisions", "200"]
+    run_dir = train.main([*args, "--run-dir", str(tmp_path), "--pretrain-epochs", "1"])
+    assert ray_calls == ["collectors", "collectors"]
     checkpoint = torch.load(run_dir / "checkpoint.pt", weights_only=False)
     assert checkpoint["global_step"] >= 300
     assert checkpoint["train_config"]["backend"] == "ray"
