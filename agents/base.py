@@ -89,13 +89,13 @@ class PolicyAgent(Agent):
         super().__init__(config, seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        action = self.policy(observation, action_mask)
-        try:
-            action = int(np.asarray(action).reshape(()))
-        except (TypeError, ValueError) as err:
+        answer = self.policy(observation, action_mask)
+        value = np.asarray(answer)
+        if value.size != 1 or not np.issubdtype(value.dtype, np.integer):  # 1.7 is no action
             raise ValueError(
-                f"policy {self.name!r} returned {action!r}: expected one integer action"
-            ) from err
+                f"policy {self.name!r} returned {answer!r}: expected one integer action"
+            )
+        action = int(value.reshape(()))
         if not 0 <= action < action_mask.size or not action_mask[action]:
             raise ValueError(
                 f"policy {self.name!r} returned the illegal action {action}: the mask allows "

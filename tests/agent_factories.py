@@ -23,5 +23,10 @@ def illegal(config, seed):
     return PolicyAgent(config, lambda obs, mask: 0, "illegal", seed)
 
 
+def fractional(config, seed):
+    """A float where an action belongs."""
+    return PolicyAgent(config, lambda obs, mask: 1.5, "fractional", seed)
+
+
 def not_an_agent(config, seed):
     return object()

@@ -123,6 +123,8 @@ def test_py_specs_build_agents_from_factories():
     assert second.act(obs, mask) == np.flatnonzero(mask)[1 % mask.sum()]
     with pytest.raises(ValueError, match="illegal action 0: the mask allows"):
         make_agent("py:agent_factories:illegal", config).act(obs, np.eye(mask.size)[1])
+    with pytest.raises(ValueError, match="returned 1.5: expected one integer action"):
+        make_agent("py:agent_factories:fractional", config).act(obs, mask)
     for spec, message in [
         ("py:agent_factories", "expected py:MODULE:FACTORY"),
         ("py::lowest", "expected py:MODULE:FACTORY"),
