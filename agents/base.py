@@ -65,6 +65,23 @@ class Agent:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+class ViewAgent(Agent):
+    """An agent that decides from its seat's decoded observation (a
+    :class:`~mt_env.observation.SeatView`), as every scripted agent does: :meth:`act`
+    decodes the vector with ``self.decoder`` (an :class:`~mt_env.observation.ObservationEncoder`
+    the subclass makes) and calls :meth:`act_view`. Code that holds the match — the
+    trainer's rollouts, tournaments — calls ``act_view(encoder.view(match, seat, mask))``
+    instead: the same view (a test holds them equal) without encoding a vector only to
+    decode it again."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.act_view(self.decoder.decode(observation, action_mask))
+
+    def act_view(self, view) -> int:
+        """Return a legal action for the decoded observation ``view``."""
+        raise NotImplementedError
+
+
 class PolicyAgent(Agent):
     """Any policy callable ``policy(observation, action_mask) -> action`` as an :class:`Agent`.
 

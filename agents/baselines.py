@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mt_env.observation import ObservationEncoder
+from mt_env.observation import ObservationEncoder, SeatView
 
-from .base import Agent, legal_actions
+from .base import Agent, ViewAgent, legal_actions
 
 
 class RandomAgent(Agent):
@@ -29,7 +29,7 @@ class RandomAgent(Agent):
         return self.rng.choice(legal_actions(action_mask))
 
 
-class GreedyAgent(Agent):
+class GreedyAgent(ViewAgent):
     """Heaviest legal tile first, doubles before the rest."""
 
     name = "greedy"
@@ -43,8 +43,7 @@ class GreedyAgent(Agent):
         self._train_rank = [0] + list(range(2, n + 1)) + [1]
         self._key = [(ts.is_double[t], ts.pips[t]) for t in range(ts.num_tiles)]
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        v = self.decoder.decode(observation, action_mask)
+    def act_view(self, v: SeatView) -> int:
         if not v.plays:
             return self.decoder.codec.draw if v.can_draw else self.decoder.codec.pass_
         key, rank = self._key, self._train_rank

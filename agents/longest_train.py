@@ -29,15 +29,13 @@ LongestPath wins about 45% against RandomPath, Greedy and Random), finishing ahe
 
 from __future__ import annotations
 
-import numpy as np
-
 from mt_env.observation import ObservationEncoder, SeatView
 
-from .base import Agent
+from .base import ViewAgent
 from .chains import ChainPlanner
 
 
-class LongestTrainAgent(Agent):
+class LongestTrainAgent(ViewAgent):
     """Plans its own train as the longest chain through its hand (module docstring)."""
 
     name = "longest-train"
@@ -58,8 +56,7 @@ class LongestTrainAgent(Agent):
     def reset(self) -> None:
         self.planner.clear()
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        v = self.decoder.decode(observation, action_mask)
+    def act_view(self, v: SeatView) -> int:
         if not v.plays:
             return self.decoder.codec.draw if v.can_draw else self.decoder.codec.pass_
         chain = self.planner.longest(v.hand, v.ends[0])

@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from mt_env.observation import SeatView
 from mt_env.rules import PublicPosition, RoundState, determinize
 
@@ -102,8 +100,7 @@ class SearchAgent(LongestTrainAgent):
         self._plan: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ acting
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        v = self.decoder.decode(observation, action_mask)
+    def act_view(self, v: SeatView) -> int:
         if (v.round_index, v.engine) != self._round:  # a new round: forget the last one
             self._round = (v.round_index, v.engine)
             self._lacks = [0] * self.config.num_seats

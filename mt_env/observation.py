@@ -273,6 +273,53 @@ class ObservationEncoder:
         v.can_pass = codec.pass_ in legal
         return v
 
+    def view(self, match: Match, seat: int, action_mask: np.ndarray) -> SeatView:
+        """``decode(encode(match, seat), action_mask)`` built from the match directly: the
+        same values (a test holds them equal), without the vector in between. For code
+        that holds the match and hands scripted agents their seat's view (the trainer's
+        rollouts, tournaments): see :class:`mt_env.agents.base.ViewAgent`."""
+        st: RoundState = match.state
+        cfg = self.config
+        n = cfg.num_seats
+        rel = [(seat + r) % n for r in range(n)]
+        to_rel = self._to_rel[seat]
+        v = SeatView()
+        v.hand, v.table = st.hand_mask(seat), st.table_mask
+        v.ends = [st.open_end(tr) for tr in rel] + [st.open_end(n)]
+        v.lengths = [st.train_length(tr) for tr in rel] + [st.train_length(n)]
+        v.marked = [st.is_marked(k) for k in rel]
+        v.mexican_started = st.mexican_started
+        open_doubles = st.open_doubles
+        if cfg.doubles_order == "newest":
+            open_doubles.reverse()
+        v.open_double = [False] * (n + 1)
+        v.dead_double = [False] * (n + 1)
+        for tr in open_doubles:
+            v.open_double[to_rel[tr]] = True
+            v.dead_double[to_rel[tr]] = st.is_dead_double(tr)
+        v.open_order = [to_rel[tr] for tr in open_doubles]
+        v.hand_sizes = [st.hand_size(k) for k in rel]
+        v.first_pending = [st.first_turn_pending(k) for k in rel]
+        v.boneyard = st.boneyard_size
+        v.engine = st.engine
+        v.round_index = min(match.round_index, cfg.num_rounds - 1)
+        v.to_act = st.seat == seat and not st.is_over
+        v.free_first = v.to_act and st.in_free_first_turn
+        follow = st.follow_up_train if v.to_act else None
+        v.follow_up = follow is not None
+        v.follow_up_train = -1 if follow is None else to_rel[follow]
+        v.drawn = v.to_act and st.drawn_since_play
+        restricting = st.restricting_train if v.to_act else None
+        v.restricting = -1 if restricting is None else to_rel[restricting]
+        totals = list(match.totals) if match.results else [0] * n
+        v.totals = totals[seat:] + totals[:seat]
+        legal = np.flatnonzero(action_mask).tolist()
+        codec = self.codec
+        v.plays = [(a, *codec.split(a)) for a in legal if a < codec.draw]
+        v.can_draw = codec.draw in legal
+        v.can_pass = codec.pass_ in legal
+        return v
+
     def position(self, v: SeatView) -> PublicPosition:
         """The :class:`~mt_env.rules.PublicPosition` a decoded view shows, in the
         observer's frame: the observer is seat 0 and to act, seat ``r`` is ``r`` places

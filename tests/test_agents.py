@@ -363,3 +363,22 @@ def test_longest_train_lays_its_chain_in_the_free_first_turn_less_the_reserve(na
         seen += 1
     assert seen >= 40
     assert (kept > 20) if reserve else (kept == 0)
+
+
+@pytest.mark.parametrize("name", ["greedy", "longest-train", "longest-train-reserve", "search"])
+def test_scripted_agents_act_the_same_on_a_view_as_on_the_observation(name):
+    """Rollouts and tournaments hand scripted agents encoder.view(...) instead of the vector:
+    the same actions, match memory included (two agents, same seed, one fed each way)."""
+    config = RulesConfig(num_seats=3, num_rounds=2)
+    enc = ObservationEncoder(config)
+    by_obs = [make_agent(name, config, seed=seat) for seat in range(3)]
+    by_view = [make_agent(name, config, seed=seat) for seat in range(3)]
+    match = Match(config, seed=4)
+    for _ in game_steps():
+        if match.is_over:
+            break
+        seat = match.state.seat
+        mask = enc.action_mask(match, seat)
+        action = by_obs[seat].act(enc.encode(match, seat), mask)
+        assert by_view[seat].act_view(enc.view(match, seat, mask)) == action
+        match.apply(match.state.codec.to_move(action, seat))

@@ -322,3 +322,24 @@ def test_a_deal_from_order_plays():
     assert isinstance(deal, Deal)
     st = RoundState(config, deal)
     assert st.seat == deal.start_seat and st.hand_size(0) + st.hand_size(1) == 13
+
+
+def test_a_view_built_from_the_match_equals_the_decoded_observation():
+    """ObservationEncoder.view (what rollouts and tournaments give scripted agents) is
+    decode(encode(...)) field for field, for every seat, to act or not, over whole matches."""
+    from mt_env.observation import SeatView
+
+    for seats, rules in [(2, {}), (3, {"doubles_order": "newest"}), (4, {}), (14, {})]:
+        config = RulesConfig(num_seats=seats, num_rounds=2, **rules)
+        enc, rng = ObservationEncoder(config), random.Random(seats)
+        match = Match(config, seed=seats)
+        while True:
+            for seat in range(seats):
+                mask = enc.action_mask(match, seat)
+                view, decoded = enc.view(match, seat, mask), enc.decode(enc.encode(match, seat), mask)
+                for name in SeatView.__slots__:
+                    assert getattr(view, name) == getattr(decoded, name), (seats, seat, name)
+            if match.is_over:
+                break
+            moves = match.state.legal_moves()
+            match.apply(moves[rng.randrange(len(moves))])
