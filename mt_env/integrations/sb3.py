@@ -55,15 +55,9 @@ def make_env(
 ) -> gymnasium.Env:
     """``Monitor(gymnasium.make("mt_env/MexicanTrainFeatures-v0", ...))`` for ``MaskablePPO``.
 
-    Args:
-        num_seats, **rules: the rules (:class:`mt_env.config.RulesConfig` fields).
-        opponents: a :func:`mt_env.agents.make_agent` spec for every other seat, or one
-            spec per other seat (clockwise from the learner); each seat gets its own agent.
-        seed: seeds the env's first ``reset`` (deals, learner seat; the env reseeds the
-            opponents from it at every reset); later resets continue from it.
-            ``MaskablePPO(seed=...)`` reseeds the env again.
-        features, learner_seat, reward: as for :class:`mt_env.wrappers.PolicyFeatures`
-            and :class:`mt_env.MexicanTrainGymEnv`.
+    The arguments are :func:`mt_env.integrations.learner_env`'s; ``seed`` also seeds the
+    env's first ``reset`` (deals, learner seat), later resets continue from it, and
+    ``MaskablePPO(seed=...)`` reseeds the env again.
     """
     env = learner_env(
         num_seats,

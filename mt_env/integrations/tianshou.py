@@ -112,15 +112,10 @@ def make_env(
     """One learning seat for Tianshou: ``TianshouObservation(gymnasium.make(
     "mt_env/MexicanTrainFeatures-v0", ...))``; wrap several in ``tianshou.env.DummyVectorEnv``.
 
-    Args:
-        num_seats, **rules: the rules (:class:`mt_env.config.RulesConfig` fields).
-        opponents: a :func:`mt_env.agents.make_agent` spec for every other seat, or one
-            spec per other seat (clockwise from the learner); each seat gets its own agent.
-        seed: seeds the env's first ``reset`` (deals, learner seat; the env reseeds the
-            opponents from it at every reset). ``DummyVectorEnv.seed(s)`` reseeds the envs.
-        features, learner_seat, reward: as for :class:`mt_env.wrappers.PolicyFeatures`
-            and :class:`mt_env.MexicanTrainGymEnv` (an illegal action ends the match with
-            reward -1 and ``info["illegal_action"]`` True; the masked policy never takes one).
+    The arguments are :func:`mt_env.integrations.learner_env`'s; ``seed`` also seeds the
+    env's first ``reset`` (deals, learner seat), and ``DummyVectorEnv.seed(s)`` reseeds the
+    envs. An illegal action ends the match with reward -1 and ``info["illegal_action"]``
+    True; the masked policy never takes one.
 
     The env's ``config`` attribute is the :class:`~mt_env.config.RulesConfig` (for
     :func:`make_policy`).

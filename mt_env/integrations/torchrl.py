@@ -74,14 +74,8 @@ def make_env(
     """``GymWrapper(gymnasium.make("mt_env/MexicanTrainFeatures-v0", ...))`` with the mask
     cast to bool and TorchRL's ``ActionMask`` transform; ``env.config`` is its rules.
 
-    Args:
-        num_seats, **rules: the rules (:class:`mt_env.config.RulesConfig` fields).
-        opponents: a :func:`mt_env.agents.make_agent` spec for every other seat, or one
-            spec per other seat (clockwise from the learner); each seat gets its own agent.
-        seed: ``env.set_seed(seed)``: seeds the deals and the learner's seat (the env
-            reseeds the opponents from it at every reset).
-        features, learner_seat, reward: as for :class:`mt_env.wrappers.PolicyFeatures`
-            and :class:`mt_env.MexicanTrainGymEnv`.
+    The arguments are :func:`mt_env.integrations.learner_env`'s; ``seed`` is also passed
+    to ``env.set_seed(seed)``, which seeds the deals and the learner's seat.
     """
     gym_env = learner_env(
         num_seats,
