@@ -82,6 +82,15 @@ class ViewAgent(Agent):
         raise NotImplementedError
 
 
+def act_in_match(agent: Agent, encoder, match, seat: int, action_mask: np.ndarray) -> int:
+    """``agent``'s action for ``seat`` when the caller holds the match (rollouts,
+    tournaments): a :class:`ViewAgent` gets its view straight from the match
+    (``encoder.view``), any other agent the observation vector."""
+    if isinstance(agent, ViewAgent):
+        return agent.act_view(encoder.view(match, seat, action_mask))
+    return agent.act(encoder.encode(match, seat), action_mask)
+
+
 class PolicyAgent(Agent):
     """Any policy callable ``policy(observation, action_mask) -> action`` as an :class:`Agent`.
 

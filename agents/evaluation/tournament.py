@@ -64,7 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from mt_env.agents import CHECKPOINT_PREFIX, PYTHON_PREFIX, make_agent
-from mt_env.agents.base import ViewAgent
+from mt_env.agents.base import act_in_match
 from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
 from mt_env.config import RulesConfig
 from mt_env.match import Match
@@ -175,11 +175,7 @@ class _Worker:
             state = match.state
             seat = state.seat
             mask = enc.action_mask(match, seat)
-            player = players[seat]
-            if isinstance(player, ViewAgent):  # scripted: its view straight from the match
-                action = int(player.act_view(enc.view(match, seat, mask)))
-            else:
-                action = int(player.act(enc.encode(match, seat), mask))
+            action = int(act_in_match(players[seat], enc, match, seat, mask))
             if not 0 <= action < mask.size or not mask[action]:
                 raise RuntimeError(
                     f"agent {self.specs[seats[seat]]!r} in seat {seat} returned the illegal "

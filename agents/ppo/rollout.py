@@ -60,7 +60,7 @@ import numpy as np
 import torch
 
 from mt_env.agents import make_agent
-from mt_env.agents.base import ViewAgent
+from mt_env.agents.base import act_in_match
 from mt_env.agents.features import make_featurizer
 from mt_env.agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
 from mt_env.config import RulesConfig
@@ -273,11 +273,8 @@ class Collector:
             role = g.roles[seat]
             if role in (LEARNER, PAST):
                 return
-            agent, mask = g.agents[seat], enc.action_mask(m, seat)
-            if isinstance(agent, ViewAgent):  # scripted: its view straight from the match
-                self.step(g, seat, agent.act_view(enc.view(m, seat, mask)))
-            else:
-                self.step(g, seat, agent.act(enc.encode(m, seat), mask))
+            action = act_in_match(g.agents[seat], enc, m, seat, enc.action_mask(m, seat))
+            self.step(g, seat, action)
 
     @torch.no_grad()
     def collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> dict:
