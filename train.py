@@ -418,23 +418,23 @@ def main(argv: list[str] | None = None) -> Path:
         # -- optional behaviour cloning of a scripted teacher before PPO (counts in the time limit)
         if cfg.pretrain_teacher and not state.pretrained:
             t0 = time.time()
-            demo = demonstrations(specs, cfg.pretrain_teacher, cfg.pretrain_decisions, cfg.num_workers > 0,
-                                  progress=bars, backend=cfg.backend)
-            t1 = time.time()
-            fit = behaviour_clone(policy, critic, optimizer, demo, cfg.pretrain_epochs, cfg.vf_coef,
-                                  cfg.max_grad_norm, progress=bars)
+            with demonstrations(specs, cfg.pretrain_teacher, cfg.pretrain_decisions, cfg.num_workers > 0,
+                                progress=bars, backend=cfg.backend, directory=run_dir) as demo:
+                t1 = time.time()
+                fit = behaviour_clone(policy, critic, optimizer, demo, cfg.pretrain_epochs, cfg.vf_coef,
+                                      cfg.max_grad_norm, progress=bars)
+                recorded, demo_steps = len(demo), demo.stats["env_steps"]
             check_finite("behaviour cloning", fit, policy, critic)
             with signals.deferred():  # the cloned policy and its marker, together
-                state.env_steps += demo.stats["env_steps"]
+                state.env_steps += demo_steps
                 state.pretrained = True
                 good = detached(checkpoint())
                 save_checkpoint(run_dir / "checkpoint.pt", good)
             for key, value in fit.items():
                 writer.add_scalar(f"pretrain/{key}", value, 0)
-            print(f"behaviour cloning of {cfg.pretrain_teacher}: {len(demo)} decisions "
+            print(f"behaviour cloning of {cfg.pretrain_teacher}: {recorded} decisions "
                   f"recorded in {t1 - t0:.0f} s, fitted in {time.time() - t1:.0f} s; held-out "
                   f"accuracy {fit['accuracy']:.1%}, value explained variance {fit['explained_variance']:.2f}")
-            del demo
 
         collectors = Collectors(specs, processes=cfg.num_workers > 0, backend=cfg.backend)
         if state.pool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -40,7 +42,7 @@ def spec(seed: int, critic: str = "observation") -> RolloutSpec:
 
 
 def stored(specs: list[RolloutSpec], decisions: int, processes: bool) -> Demonstrations:
-    store = Demonstrations(RULES, "pairs", parts=len(specs), capacity=8)  # small: it must grow
+    store = Demonstrations(RULES, "pairs", parts=len(specs))
     collectors = Collectors(specs, processes)
     try:
         store.stats = collectors.demonstrate(decisions, sink=store.add)["stats"]
@@ -82,6 +84,37 @@ def test_workers_stream_small_parts_and_the_store_is_compact():
     store = stored([spec(3)], 600, processes=False)
     width = make_featurizer(RULES, "pairs")(np.zeros((1, store.obs_size), np.float32)).shape[1]
     assert store.nbytes < 0.2 * len(store) * width * 4
+
+
+def test_the_store_holds_its_decisions_on_disk_not_in_memory(tmp_path):
+    """The memory the store holds does not grow with its decisions (tracemalloc sees numpy's
+    buffers): 20 more copies of a batch cost under 8 bytes a decision while the bytes stored
+    grow by the batch's compact size each time; the last copy reads back exactly; closing
+    the store releases its files."""
+    batch = Collectors([spec(7)], processes=False).demonstrate(200)
+    n = len(batch["actions"])
+    fds = len(os.listdir("/proc/self/fd"))
+    store = Demonstrations(RULES, "pairs", directory=tmp_path)
+    store.add(0, batch)
+    once = store.nbytes
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for _ in range(20):
+            store.add(0, batch)
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert len(store) == 21 * n and store.nbytes == 21 * once
+    assert once > n * store.obs_size  # the 16-bit codes alone
+    assert grown < 20 * n * 8
+    x, masks, _ = store.rows(np.arange(20 * n, 21 * n))
+    np.testing.assert_array_equal(x, make_featurizer(RULES, "pairs")(batch["obs"]))
+    np.testing.assert_array_equal(masks, batch["masks"])
+    np.testing.assert_array_equal(store.actions[-n:], batch["actions"])
+    assert len(os.listdir("/proc/self/fd")) > fds
+    store.close()
+    assert len(os.listdir("/proc/self/fd")) == fds and len(store) == 0
 
 
 def test_fit_equals_the_full_batch_fit():

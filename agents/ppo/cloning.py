@@ -6,10 +6,12 @@ recorded with their Monte-Carlo returns (:func:`demonstrations`); the policy is 
 to its actions and the value function to those returns (:func:`behaviour_clone`).
 
 Memory: the decisions are streamed from the rollout workers in parts as they are recorded and
-stored compactly (:class:`Demonstrations`: raw observations as 16-bit codes, masks as bits,
-~0.7 KB a decision at 4 seats, ~2 KB at 14) instead of as full-width float32 policy inputs
-(~8 KB at 4 seats, ~40 KB at 14, copied several times on the way); each minibatch's policy
-inputs are computed when it is fitted. ``benchmarks/cloning_memory.py`` measures the peaks.
+stored compactly on disk (:class:`Demonstrations`: raw observations as 16-bit codes, masks as
+bits, ~0.7 KB a decision at 4 seats, ~2 KB at 14, in unnamed temporary files) instead of as
+full-width float32 policy inputs in memory (~8 KB at 4 seats, ~40 KB at 14, copied several
+times on the way); each minibatch is read back and its policy inputs computed when it is
+fitted, so the trainer's memory does not grow with the number of decisions.
+``benchmarks/cloning_memory.py`` measures the peaks.
 
 Both take ``progress``: a tqdm-like bar factory (called with ``total``, ``desc`` and ``unit``;
 the trainer's is ``functools.partial(tqdm, disable=not cfg.progress)``), or None for no bar.
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -35,8 +39,9 @@ DEMO_SEED_OFFSET = 104729
 
 
 class Demonstrations:
-    """A teacher's decisions, stored compactly as they come (:meth:`add`) and read back as
-    policy inputs minibatch by minibatch (:meth:`rows`): no full-width copy of them exists.
+    """A teacher's decisions, written compactly to disk as they come (:meth:`add`) and read
+    back as policy inputs minibatch by minibatch (:meth:`rows`): memory holds neither a
+    full-width copy of them nor the compact one, only the minibatch being read.
 
     Per decision: the raw observation as ``uint16`` codes into a table of the distinct
     float32 values seen (the observation holds few: 0/1, one-hots, small counts over fixed
@@ -44,11 +49,14 @@ class Demonstrations:
     as bits; the action and the return. The policy input (observation + features) is
     computed per minibatch by the featurizer, bit for bit what the rollout workers would
     have sent. ``parts`` segments (one per collector) keep the rows in collector order, as
-    :meth:`~mt_env.agents.ppo.rollout.Collectors.demonstrate`'s batch has them; each starts
-    with room for ``capacity`` rows and grows by a quarter when full."""
+    :meth:`~mt_env.agents.ppo.rollout.Collectors.demonstrate`'s batch has them. Each
+    segment's columns are unnamed temporary files in ``directory`` (the system's temporary
+    folder if None; the trainer uses its run folder, on disk where a RAM-backed ``/tmp``
+    would not be): they vanish when the store is closed (:meth:`close`, or ``with``) or
+    collected, and leave nothing behind if the process is killed."""
 
     def __init__(
-        self, rules: RulesConfig, features: str, parts: int = 1, capacity: int = 1024
+        self, rules: RulesConfig, features: str, parts: int = 1, directory: str | Path | None = None
     ) -> None:
         self.featurize = make_featurizer(rules, features)
         enc = ObservationEncoder(rules)
@@ -56,8 +64,19 @@ class Demonstrations:
         self.priv_size = 0
         self._code: dict[float, int] = {}
         self._table = np.zeros(0, dtype=np.float32)
-        self._segments = [_Segment(capacity) for _ in range(parts)]
+        self._segments = [_Segment(directory) for _ in range(parts)]
         self.stats: dict = {}
+
+    def close(self) -> None:
+        """Delete the stored decisions (their files)."""
+        for s in self._segments:
+            s.close()
+
+    def __enter__(self) -> Demonstrations:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def add(self, k: int, part: dict) -> None:
         """Store segment ``k``'s next decisions: a batch with raw ``obs``, bool ``masks``,
@@ -103,11 +122,11 @@ class Demonstrations:
 
     @property
     def actions(self) -> np.ndarray:
-        return np.concatenate([s.arrays["actions"][: s.n] for s in self._segments if s.n])
+        return np.concatenate([s.read("actions") for s in self._segments if s.n])
 
     @property
     def returns(self) -> np.ndarray:
-        return np.concatenate([s.arrays["returns"][: s.n] for s in self._segments if s.n])
+        return np.concatenate([s.read("returns") for s in self._segments if s.n])
 
     def rows(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The policy inputs ``(B, obs + features)`` float32, masks ``(B, actions)`` bool and
@@ -120,9 +139,10 @@ class Demonstrations:
         for s in self._segments:
             at = np.flatnonzero((index >= start) & (index < start + s.n))
             local = index[at] - start
-            codes[at], masks[at], priv[at] = (
-                s.arrays[key][local] for key in ("codes", "masks", "priv")
-            )
+            if len(at):
+                codes[at], masks[at], priv[at] = (
+                    s.read(key, local) for key in ("codes", "masks", "priv")
+                )
             start += s.n
         x = self.featurize(self._table[codes])
         masks = np.unpackbits(masks, axis=1, count=self.mask_size).astype(bool)
@@ -131,32 +151,54 @@ class Demonstrations:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held for the decisions (the room to grow included)."""
-        return sum(a.nbytes for s in self._segments for a in s.arrays.values())
+        """Bytes stored for the decisions (on disk)."""
+        return sum(s.nbytes for s in self._segments)
 
 
 class _Segment:
-    """Growable arrays of one collector's decisions (rows ``[:n]`` are filled)."""
+    """One collector's decisions, each column appended to an unnamed temporary file (rows
+    ``[:n]``); rows are read back through a memory map opened for the one read."""
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity, self.n = max(1, capacity), 0
-        self.arrays: dict[str, np.ndarray] = {}
+    def __init__(self, directory: str | Path | None) -> None:
+        self.directory, self.n = directory, 0
+        self.columns: dict[str, tuple] = {}  # name -> (file, dtype, row shape)
 
     def append(self, **columns: np.ndarray) -> None:
         m = len(columns["actions"])
-        if not self.arrays:
-            self.arrays = {
-                k: np.empty((self.capacity, *v.shape[1:]), v.dtype) for k, v in columns.items()
+        if not self.columns:
+            self.columns = {
+                k: (tempfile.TemporaryFile(dir=self.directory), v.dtype, v.shape[1:])
+                for k, v in columns.items()
             }
-        if self.n + m > self.capacity:
-            self.capacity = max(self.n + m, self.capacity + self.capacity // 4)
-            for k, a in self.arrays.items():
-                grown = np.empty((self.capacity, *a.shape[1:]), a.dtype)
-                grown[: self.n] = a[: self.n]
-                self.arrays[k] = grown
         for k, v in columns.items():
-            self.arrays[k][self.n : self.n + m] = v
+            file, dtype, shape = self.columns[k]
+            if v.dtype != dtype or v.shape != (m, *shape):
+                raise ValueError(f"Demonstrations: column {k!r} expected {m} rows of {shape} "
+                                 f"{dtype}, got {v.shape} {v.dtype}")
+            file.write(np.ascontiguousarray(v).tobytes())
         self.n += m
+
+    def read(self, key: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """Column ``key``: all its rows, or ``rows`` (in that order), as an array in memory."""
+        file, dtype, shape = self.columns[key]
+        if self.n == 0 or math.prod(shape) == 0:  # nothing on disk to map
+            return np.empty((self.n if rows is None else len(rows), *shape), dtype)
+        file.flush()
+        stored = np.memmap(file, dtype=dtype, mode="r", shape=(self.n, *shape))
+        out = np.array(stored if rows is None else stored[rows])
+        del stored  # unmapped: the pages read do not stay with the process
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(
+            self.n * dtype.itemsize * math.prod(shape) for _, dtype, shape in self.columns.values()
+        )
+
+    def close(self) -> None:
+        for file, _, _ in self.columns.values():
+            file.close()
+        self.columns, self.n = {}, 0
 
 
 def demonstrations(
@@ -166,18 +208,19 @@ def demonstrations(
     processes: bool,
     progress: Callable | None = None,
     backend: str = "local",
+    directory: str | Path | None = None,
 ) -> Demonstrations:
     """At least ``decisions`` decisions of ``teacher`` in the learner seats of ``specs``'
     matches, stored as they are recorded (:class:`Demonstrations`, its ``stats`` the
     collectors' counters). ``progress``: a bar over the decisions recorded (the worker
     processes send them in parts). ``backend``: where the collectors run
-    (:class:`~mt_env.agents.ppo.rollout.Collectors`)."""
+    (:class:`~mt_env.agents.ppo.rollout.Collectors`). ``directory``: where the store keeps
+    its files (:class:`Demonstrations`)."""
     demo_specs = [
         dataclasses.replace(s, teacher=teacher, gae_lambda=1.0, seed=s.seed + DEMO_SEED_OFFSET)
         for s in specs
     ]
-    share = math.ceil(decisions / len(specs))
-    store = Demonstrations(specs[0].rules, specs[0].features, len(specs), share + share // 50 + 64)
+    store = Demonstrations(specs[0].rules, specs[0].features, len(specs), directory)
     bar = (
         progress(total=decisions, desc=f"cloning: {teacher} decisions recorded", unit="decision")
         if progress
@@ -193,6 +236,8 @@ def demonstrations(
         return store
     finally:
         collectors.close(graceful)
+        if not graceful:
+            store.close()
         if bar is not None:
             bar.close()
 
