@@ -432,6 +432,7 @@ class raw_env(AECEnv, EzPickle):
         self._round_info: dict[str, Any] = {}
         self._idle_of: dict[str, Any] | None = None
         self._idle_info: dict[str, Any] = {}
+        self._info_actor: str | None = None  # the agent whose info says to_act
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -585,16 +586,25 @@ class raw_env(AECEnv, EzPickle):
         }
 
     def _set_infos(self) -> None:
-        """Every agent's info for the position just reached: new dicts, one structure."""
+        """Every agent's info for the position just reached, in a new ``infos`` dict. Within a
+        round's quiet moves only two entries change (the agent that acted becomes idle, the
+        next one acts): those get new dicts and the others keep theirs, equal to what they
+        would be rebuilt as; a new round info (reset, a round's end, the move after it)
+        rebuilds them all."""
         base = self._round_info
         if self._idle_of is not base:  # the info of an agent not to act, per round info
             self._idle_info = {**base, "to_act": False, "action_mask": self._zero_mask}
             self._idle_of = base
-        idle = self._idle_info
-        infos = {a: idle.copy() for a in self.agents}
+            infos = {a: self._idle_info.copy() for a in self.agents}
+        else:
+            infos = self.infos.copy()
+            if self._info_actor in infos:
+                infos[self._info_actor] = self._idle_info.copy()
+        self._info_actor = None
         if not self._over:
             mask = self._acting_mask().copy()  # its own array: no need to freeze it
-            infos[self.agent_selection] = {**base, "to_act": True, "action_mask": mask}
+            self._info_actor = agent = self.agent_selection
+            infos[agent] = {**base, "to_act": True, "action_mask": mask}
         self.infos = infos
 
     def _clear_round_end(self) -> None:

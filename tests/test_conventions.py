@@ -71,6 +71,12 @@ def test_aec_and_parallel_infos_have_one_structure_every_step(seats):
                 for k, shape in shapes.items():
                     assert info[k].shape == shape and info[k].ndim == 1
                 assert info["to_act"] == (a == agent and not e.terminations[a])
+                assert info["to_act"] or not info["action_mask"].any()
+                for k, v in e.infos[agent].items():  # the round's part: the same for all
+                    if k not in ("to_act", "action_mask"):
+                        assert np.array_equal(info[k], v), (a, k)
+            # every agent its own dict (the env rebuilds only those that change per move)
+            assert len({id(i) for i in e.infos.values()}) == len(e.infos)
             obs, _, term, trunc, info = e.last()
             assert np.array_equal(info["action_mask"], obs["action_mask"])
             ends += info["round_ended"]
