@@ -152,13 +152,15 @@ class ObservationEncoder:
         obs = np.zeros(self.size, dtype=np.float32)
         # hand and table are adjacent pieces: one unpacking fills both
         obs[: 2 * t] = self._bits(st.hand_mask(seat) | st.table_mask << t, 2 * t)
+        # the per-seat and per-train lists in one read (method calls per entry cost more)
+        sizes, ends, lengths, marked, pending = st.public_lists()
         rel = self._rel[seat]  # relative train -> absolute train
         ones = [o["engine"] + st.engine, o["round"] + min(match.round_index, cfg.num_rounds - 1)]
         end0, len0 = o["train_end"], o["train_length"]
         inv_pip = 1.0 / self.scale["train_length"]
         for r, tr in enumerate(rel):
-            ones.append(end0 + r * npip + st.open_end(tr))
-            obs[len0 + r] = st.train_length(tr) * inv_pip
+            ones.append(end0 + r * npip + ends[tr])
+            obs[len0 + r] = lengths[tr] * inv_pip
         open_doubles = st.open_doubles
         if open_doubles:
             if cfg.doubles_order == "newest":
@@ -174,12 +176,12 @@ class ObservationEncoder:
         hs, marked0, first0 = o["hand_sizes"], o["train_marked"], o["first_turn_pending"]
         for r in range(n):
             k = rel[r]
-            if st.is_marked(k):
+            if marked >> k & 1:
                 ones.append(marked0 + r)
-            if st.first_turn_pending(k):
+            if pending[k]:
                 ones.append(first0 + r)
-            obs[hs + r] = st.hand_size(k) * inv_hand
-        if st.mexican_started:
+            obs[hs + r] = sizes[k] * inv_hand
+        if lengths[n]:
             ones.append(o["mexican_started"])
         obs[o["boneyard_size"]] = st.boneyard_size / self.scale["boneyard_size"]
         if st.seat == seat and not st.is_over:

@@ -711,6 +711,15 @@ class RoundState:
             seat = self._index(seat, "seat")
         return self._first_pending[seat]
 
+    def public_lists(self) -> tuple[list[int], list[int], list[int], int, list[bool]]:
+        """What :meth:`hand_size`, :meth:`open_end`, :meth:`train_length`, :meth:`is_marked`
+        and :meth:`first_turn_pending` answer one at a time, in one call (the observation
+        encoder's hot path): hand sizes by seat, open ends and lengths by train, the marker
+        bitset over seats, first-turn flags by seat. The ends, lengths and flags are the
+        state's own lists: read them, never change them."""
+        sizes = [h.bit_count() for h in self._hands]
+        return sizes, self._ends, self._lengths, self._marked, self._first_pending
+
     @property
     def in_free_first_turn(self) -> bool:
         return self._free_first and self._first_pending[self._seat]

@@ -218,6 +218,11 @@ def check_same(state: RoundState, ref: Ref) -> None:
     assert state.end_reason == ref.over and list(state.out_seats) == ref.out
     assert [state.first_turn_pending(k) for k in range(n)] == ref.first
     assert state.turns_without_play == ref.idle
+    sizes, ends, lengths, marked, pending = state.public_lists()  # the encoder's one read
+    assert sizes == [len(h) for h in ref.hands] and pending == ref.first
+    assert ends == [ref.end(t) for t in range(n + 1)]
+    assert lengths == [len(t) for t in ref.trains]
+    assert [bool(marked >> k & 1) for k in range(n)] == ref.marked
     if ref.over is None:
         assert state.seat == ref.seat
         assert state.follow_up_train == ref.follow
