@@ -10,6 +10,7 @@ spec string.
 | ``longest-train-reserve`` | :class:`mt_env.agents.longest_train.LongestTrainReserveAgent` (keeps a tile back in the free first turn) |
 | ``search`` | :class:`mt_env.agents.search.SearchAgent` (determinized search; the strong agent) |
 | ``ckpt:PATH`` | :meth:`mt_env.agents.ppo.policy.PPOAgent.from_checkpoint` ``(PATH, config, seed=seed)`` (imports torch, on first use) |
+| ``search-ppo:PATH`` | :meth:`mt_env.agents.ppo.policy.PolicySearchAgent.from_checkpoint`: ``search`` with that checkpoint's policy ranking its candidates (imports torch) |
 | ``py:MODULE:FACTORY[:ARG]`` | whatever ``MODULE.FACTORY(config, seed)`` — or ``(config, seed, ARG)`` — returns: an :class:`Agent`, e.g. a :class:`~mt_env.agents.base.PolicyAgent` around a model trained with another library (``py:mt_env.integrations.sb3:agent:model.zip``). ``MODULE`` must be importable in the tournament's worker processes too |
 
 Tournaments live in :mod:`mt_env.agents.evaluation.tournament`; the learning code (the only code
@@ -34,6 +35,7 @@ AGENTS: dict[str, type[Agent]] = {
 }
 
 CHECKPOINT_PREFIX = "ckpt:"
+POLICY_SEARCH_PREFIX = "search-ppo:"
 PYTHON_PREFIX = "py:"
 
 
@@ -63,21 +65,26 @@ def _from_factory(spec: str, config: RulesConfig, seed: int | None) -> Agent:
 
 
 def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent:
-    """Build the agent named by ``spec``: a baseline name or ``ckpt:PATH``."""
+    """Build the agent named by ``spec`` (the table above)."""
     if not isinstance(spec, str):
         raise ValueError(f"agent spec {spec!r}: expected a string")
-    if spec.startswith(CHECKPOINT_PREFIX):
-        path = spec[len(CHECKPOINT_PREFIX) :]
+    for prefix, cls_name in (
+        (CHECKPOINT_PREFIX, "PPOAgent"),
+        (POLICY_SEARCH_PREFIX, "PolicySearchAgent"),
+    ):
+        if not spec.startswith(prefix):
+            continue
+        path = spec[len(prefix) :]
         if not path:
-            raise ValueError("agent spec 'ckpt:' needs a path: ckpt:PATH/TO/checkpoint.pt")
-        try:
-            from mt_env.agents.ppo import PPOAgent  # torch: loaded only for checkpoint agents
+            raise ValueError(f"agent spec {prefix!r} needs a path: {prefix}PATH/TO/checkpoint.pt")
+        try:  # torch: loaded only for checkpoint agents
+            cls = getattr(importlib.import_module("mt_env.agents.ppo"), cls_name)
         except ImportError as err:
             raise ValueError(
-                f"agent spec {spec!r}: cannot import mt_env.agents.ppo.PPOAgent ({err})"
+                f"agent spec {spec!r}: cannot import mt_env.agents.ppo.{cls_name} ({err})"
             ) from err
         try:
-            return PPOAgent.from_checkpoint(path, config, seed=seed)
+            return cls.from_checkpoint(path, config, seed=seed)
         except Exception as err:
             raise ValueError(
                 f"agent spec {spec!r}: cannot load the checkpoint {path!r}: "
@@ -89,7 +96,8 @@ def make_agent(spec: str, config: RulesConfig, seed: int | None = None) -> Agent
     if cls is None:
         known = ", ".join(sorted(AGENTS))
         raise ValueError(
-            f"unknown agent {spec!r}: expected one of {known}, ckpt:PATH or py:MODULE:FACTORY"
+            f"unknown agent {spec!r}: expected one of {known}, ckpt:PATH, search-ppo:PATH "
+            "or py:MODULE:FACTORY"
         )
     return cls(config, seed=seed)
 

@@ -72,7 +72,10 @@ class ViewAgent(Agent):
     the subclass makes) and calls :meth:`act_view`. Code that holds the match — the
     trainer's rollouts, tournaments — calls ``act_view(encoder.view(match, seat, mask))``
     instead: the same view (a test holds them equal) without encoding a vector only to
-    decode it again."""
+    decode it again — unless ``needs_vector`` is set (an agent that also feeds the vector
+    to a network, e.g. ``search-ppo``)."""
+
+    needs_vector = False
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self.act_view(self.decoder.decode(observation, action_mask))
@@ -86,7 +89,7 @@ def act_in_match(agent: Agent, encoder, match, seat: int, action_mask: np.ndarra
     """``agent``'s action for ``seat`` when the caller holds the match (rollouts,
     tournaments): a :class:`ViewAgent` gets its view straight from the match
     (``encoder.view``), any other agent the observation vector."""
-    if isinstance(agent, ViewAgent):
+    if isinstance(agent, ViewAgent) and not agent.needs_vector:
         return agent.act_view(encoder.view(match, seat, action_mask))
     return agent.act(encoder.encode(match, seat), action_mask)
 

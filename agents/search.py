@@ -163,9 +163,15 @@ class SearchAgent(LongestTrainAgent):
 
         return plans[self._best_option(v, plans, apply)]
 
+    def rank(self, v: SeatView) -> list[tuple[int, int, int]]:
+        """The legal plays, best first: the candidates to search (``top_k`` of them) and the
+        default (the first). Here the ``longest-train`` ranking; ``search-ppo`` ranks by a
+        learned policy's probabilities (:class:`mt_env.agents.ppo.policy.PolicySearchAgent`)."""
+        return sorted(v.plays, key=lambda p: self.score(v, p), reverse=True)
+
     def search(self, v: SeatView) -> int:
         """The best of the top-ranked plays by determinized rollouts."""
-        ranked = sorted(v.plays, key=lambda p: self.score(v, p), reverse=True)[: self.top_k]
+        ranked = self.rank(v)[: self.top_k]
         if len(ranked) == 1:
             return ranked[0][0]
         # the observer is seat 0 of a determinized world, so its actions are moves there
@@ -174,8 +180,8 @@ class SearchAgent(LongestTrainAgent):
 
     def _best_option(self, v: SeatView, options: list, apply) -> int:
         """Index of the option to take: each is applied by ``apply(world, option)`` in the
-        same ``samples`` guessed worlds and rolled out; option 0 (the ``longest-train``
-        choice) is left only for one whose mean gain over it exceeds ``margin`` standard
+        same ``samples`` guessed worlds and rolled out; option 0 (the top-ranked one, the
+        ``longest-train`` choice here) is left only for one whose mean gain over it exceeds ``margin`` standard
         errors of the paired difference."""
         self.searches += 1
         position = self.decoder.position(v)

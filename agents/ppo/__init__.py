@@ -3,7 +3,7 @@
 | module | what |
 |---|---|
 | :mod:`mt_env.agents.ppo.checkpoint` | checkpoint files, both directions: save/load, layout checks, trainer state, policy exports |
-| :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`) and :class:`PPOAgent` |
+| :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`), :class:`PPOAgent` and the policy-guided :class:`PolicySearchAgent` |
 | :mod:`mt_env.agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
 | :mod:`mt_env.agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
 | :mod:`mt_env.agents.ppo.runs` | the trainer's options checks, run folder, log trimming, signals, good-state keeping |
@@ -34,6 +34,7 @@ from mt_env.agents.ppo.checkpoint import (
 )
 from mt_env.agents.ppo.policy import (
     PolicyNet,
+    PolicySearchAgent,
     PPOAgent,
     PrivilegedCritic,
     build_policy,
@@ -60,6 +61,7 @@ __all__ = [
     "Collectors",
     "Featurizer",
     "PPOAgent",
+    "PolicySearchAgent",
     "PolicyNet",
     "PrivilegedCritic",
     "RolloutSpec",

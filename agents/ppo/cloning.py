@@ -173,8 +173,10 @@ class _Segment:
         for k, v in columns.items():
             file, dtype, shape = self.columns[k]
             if v.dtype != dtype or v.shape != (m, *shape):
-                raise ValueError(f"Demonstrations: column {k!r} expected {m} rows of {shape} "
-                                 f"{dtype}, got {v.shape} {v.dtype}")
+                raise ValueError(
+                    f"Demonstrations: column {k!r} expected {m} rows of {shape} "
+                    f"{dtype}, got {v.shape} {v.dtype}"
+                )
             file.write(np.ascontiguousarray(v).tobytes())
         self.n += m
 

@@ -34,6 +34,7 @@ from mt_env.agents.features import (
     pair_layout,
 )
 from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
+from mt_env.agents.search import SearchAgent
 from mt_env.config import RulesConfig
 
 
@@ -271,3 +272,54 @@ class PPOAgent(Agent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], action_mask[None])[0])
+
+
+class PolicySearchAgent(SearchAgent):
+    """``search-ppo:PATH``: :class:`~mt_env.agents.search.SearchAgent` with a trained policy as
+    its candidate prior. The plays it searches are the policy's ``top_k`` most probable ones,
+    and the policy's own choice is the default that another candidate must beat by ``margin``
+    standard errors of the paired rollout differences (``search`` ranks by ``longest-train``
+    instead; everything else — the guessed worlds, inference, the free first turn's plan,
+    forced moves, draws and passes — is ``search``'s). The rollouts stay the fast scripted
+    ones: a network call per rollout move would cost about a hundred times more. It needs the
+    observation vector for the network (``needs_vector``): :meth:`act`, not ``act_view``."""
+
+    name = "search-ppo"
+    needs_vector = True
+
+    def __init__(
+        self, config: RulesConfig, seed: int | None = None, *, policy: PPOAgent, **search_options
+    ) -> None:
+        self.policy = policy
+        self._input: tuple[np.ndarray, np.ndarray] | None = None
+        super().__init__(config, seed, **search_options)
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | os.PathLike, config: RulesConfig, seed: int | None = None, **search_options
+    ) -> PolicySearchAgent:
+        policy = PPOAgent.from_checkpoint(path, config, seed=seed)
+        agent = cls(config, seed, policy=policy, **search_options)
+        agent.name = f"search-ppo:{Path(path).name}"
+        return agent
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self._input = (observation, action_mask)
+        try:
+            return super().act(observation, action_mask)
+        finally:
+            self._input = None
+
+    def act_view(self, v) -> int:
+        if self._input is None:
+            raise RuntimeError(
+                "search-ppo ranks its candidates with a network that reads the observation "
+                "vector: call act(observation, action_mask), not act_view(view)"
+            )
+        return super().act_view(v)
+
+    def rank(self, v) -> list[tuple[int, int, int]]:
+        """The legal plays by the policy's probability, most probable first."""
+        observation, mask = self._input
+        probs = self.policy.probabilities(observation[None], mask[None])[0]
+        return sorted(v.plays, key=lambda p: -probs[p[0]])
