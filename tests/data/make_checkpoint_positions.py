@@ -2,14 +2,9 @@
 fixed positions, recorded once so that later code can be checked against it
 (``tests/test_checkpoints.py``).
 
-The recorded files were made with the code of commit 92725c3 (before the checkpoint
-and trainer code moved into ``agents/ppo/``) by
-
-    PYTHONPATH=<that tree> python tests/data/make_checkpoint_positions.py
-
-(after the move, ``python tests/data/make_checkpoint_positions.py`` still wrote the same
-bytes). Regenerating them only makes sense when a change of the policy's behaviour is
-intended. Each file holds, per position: the observation vector and action mask of
+Made by ``python tests/data/make_checkpoint_positions.py [2seat] [4seat]`` (both when none
+is named); each file's ``meta`` names the commit it was made at. Regenerating a file only
+makes sense when a change of the policy's behaviour is intended: a new shipped checkpoint. Each file holds, per position: the observation vector and action mask of
 the seat to act (decisions with at least two legal actions, sampled from seeded matches
 between scripted agents), the checkpoint's probabilities over all actions and its value,
 and its deterministic (argmax) action; plus where the position came from (match index,
@@ -20,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -73,8 +69,16 @@ def positions(rules: RulesConfig, lineup: list[str], match_seed: int, rate: floa
         m_index += 1
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    unknown = set(names) - set(SETUPS)
+    if unknown:
+        raise SystemExit(f"unknown fixture(s) {sorted(unknown)}: expected some of {list(SETUPS)}")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     for name, setup in SETUPS.items():
+        if names and name not in names:
+            continue
         ckpt = ROOT / "checkpoints" / f"default-{name}.pt"
         data = torch.load(ckpt, map_location="cpu", weights_only=True)
         rules = RulesConfig.from_dict(data["rules"])
@@ -94,7 +98,7 @@ def main() -> None:
             "checkpoint": f"checkpoints/default-{name}.pt",
             "rules": rules.to_dict(),
             **setup,
-            "made_with": "commit 92725c3 (agents/ppo.py, PPOAgent.act_batch)",
+            "made_with": f"commit {commit or 'unknown'} (PPOAgent.act_batch)",
         }
         path = OUT / f"checkpoint_positions_{name}.npz"
         np.savez_compressed(
@@ -116,4 +120,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
