@@ -40,6 +40,13 @@ re-applied.
 
 from __future__ import annotations
 
+import os
+
+# Before torch loads OpenMP: its idle threads sleep instead of spinning. Spinning threads of
+# a multi-threaded PPO update fight the rollout workers for the cores on a busy machine
+# (docs/experiments.md, section 4.3); asleep they cost nothing. Set it yourself to override.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import dataclasses
 import functools
@@ -134,6 +141,11 @@ class TrainConfig:
     """torch threads of the main process (the PPO update); rollout workers use one each. More
     threads spin-wait (OpenMP) while the workers hold every core: on a busy 2-core machine 2
     threads made updates up to 25x slower (docs/experiments.md, section 4.3)"""
+    async_rollouts: bool = False
+    """collect the next batch while the PPO update runs (the workers would otherwise wait for
+    it): each batch then comes from the weights one update older than those it updates (the
+    clipped ratio starts off 1, as in asynchronous PPO variants). Faster on 2 cores; off in
+    the presets, whose shipped checkpoints were trained without it"""
     backend: str = "local"
     """where the rollout workers run: local (processes on this machine) | ray (actors on the Ray
     cluster at RAY_ADDRESS, else a new local Ray; pip install 'mt_env[ray]'); the same batches,
@@ -442,6 +454,7 @@ def main(argv: list[str] | None = None) -> Path:
         done = run_done(cfg, state.global_step, elapsed())  # before PPO: cloning, a resumed run
         ppo_bars = bars(total=100, initial=done, desc="PPO", bar_format=PPO_BAR), bars(bar_format="{desc}")
         show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())
+        started = False  # a batch is being collected (async_rollouts)
         while state.global_step < cfg.total_steps:
             if cfg.time_limit_minutes and elapsed() > cfg.time_limit_minutes * 60:
                 show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())  # at 100%
@@ -455,9 +468,14 @@ def main(argv: list[str] | None = None) -> Path:
                 optimizer.param_groups[0]["lr"] = max(frac, 0.0) * cfg.learning_rate
             t0 = time.time()
 
-            # -- rollout (workers in parallel), then the PPO update (NaN or infinite: it failed)
-            batch = collectors.collect(weights(policy), cfg.rollout_steps,
-                                       None if critic is None else weights(critic))
+            # -- rollout (workers in parallel), then the PPO update (NaN or infinite: it failed);
+            # with async_rollouts the next batch starts from these weights before the update
+            if not started:
+                collectors.start(weights(policy), cfg.rollout_steps, None if critic is None else weights(critic))
+            batch = collectors.finish()
+            started = cfg.async_rollouts
+            if started:
+                collectors.start(weights(policy), cfg.rollout_steps, None if critic is None else weights(critic))
             stats = batch.pop("stats")
             steps = len(batch["actions"])
             state.global_step += steps

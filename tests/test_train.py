@@ -354,3 +354,63 @@ def test_no_progress_prints_a_summary_line_per_phase_only(tmp_path: Path, capsys
     assert lines[1].startswith("trained ") and "of total_steps=300 learner steps" in lines[1]
     assert lines[2].startswith("Evaluation of ") and lines[-1].startswith("| random |")
     assert len(lines) == 2 + 5  # then the table: caption, blank line, header, rule, one row
+
+
+def test_async_rollouts_update_from_a_batch_one_update_older(tmp_path: Path, smoke_args: list[str],
+                                                             monkeypatch):
+    """--async-rollouts: each batch is started before the update that precedes its own, so
+    update k (k >= 2) learns from the weights of update k - 2's start; without it, from
+    update k's own. (Weights are told apart by a sum of their entries.)"""
+
+    def digest(state: dict) -> float:
+        return float(sum(v.double().sum() for v in state.values()))
+
+    for flag, lag in (([], 0), (["--async-rollouts"], 1)):
+        started, updated = [], []
+        start, update = train.Collectors.start, train.ppo_update
+
+        def record_start(self, state_dict, *a, _start=start, _started=started):
+            _started.append(digest(state_dict))
+            return _start(self, state_dict, *a)
+
+        def record_update(policy, *a, _update=update, _updated=updated):
+            _updated.append(digest(policy.state_dict()))
+            return _update(policy, *a)
+
+        monkeypatch.setattr(train.Collectors, "start", record_start)
+        monkeypatch.setattr(train, "ppo_update", record_update)
+        train.main([*smoke_args, "--run-dir", str(tmp_path / str(lag)), "--total-steps", "1200",
+                    *flag])
+        monkeypatch.undo()
+        assert len(updated) == 4 and len(set(updated)) == 4  # every update changed the weights
+        if lag == 0:
+            assert started == updated
+        else:  # the first batch is waited for; then one is always in flight (the last unused)
+            assert started == [updated[0], *updated]
+            torch.testing.assert_close(torch.tensor(started[2]), torch.tensor(updated[1]))
+
+
+def test_collectors_start_finish_is_collect_and_a_pending_batch_closes_cleanly():
+    """start + finish gives collect's batch (same seeds, worker processes); a batch still
+    being collected at close is waited for, so the workers exit on their own (code 0)."""
+    spec = RolloutSpec(rules=RulesConfig(num_seats=2), num_games=2, seed=3, reward="score_zero_sum",
+                       reward_scale=0.01, round_is_episode=False, learner_seats=1,
+                       opponent_mix={"greedy": 1.0}, features="pairs", hidden_sizes=(8,),
+                       gamma=1.0, gae_lambda=0.95)
+    first, second = Collectors([spec], processes=True), Collectors([spec], processes=True)
+    try:
+        weights = make_policy(RulesConfig(num_seats=2), "pairs", (8,)).state_dict()
+        a = first.collect(weights, 50)
+        second.start(weights, 50)
+        with pytest.raises(RuntimeError, match="not finished"):
+            second.start(weights, 50)
+        b = second.finish()
+        with pytest.raises(RuntimeError, match="no batch was started"):
+            second.finish()
+        for key in ("obs", "masks", "actions", "logprobs", "returns"):
+            np.testing.assert_array_equal(a[key], b[key])
+        second.start(weights, 50)
+    finally:
+        first.close()
+        second.close()
+    assert [c.proc.exitcode for c in (*first.items, *second.items)] == [0, 0]

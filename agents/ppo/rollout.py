@@ -561,15 +561,33 @@ class Collectors:
             self.items = ray_backend.collectors(specs, ray_address)
         else:
             self.items = [(CollectorProcess if processes else Collector)(spec) for spec in specs]
+        self._pending: tuple | None = None  # the arguments of a started, unfinished batch
 
     def collect(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> dict:
         """At least ``min_steps`` learner transitions in all (split evenly), as one batch."""
+        self.start(state_dict, min_steps, critic_state)
+        return self.finish()
+
+    def start(self, state_dict: dict, min_steps: int, critic_state: dict | None = None) -> None:
+        """Start :meth:`collect` and return at once: the worker processes play while this
+        process does something else (the trainer's ``--async-rollouts``: its PPO update);
+        :meth:`finish` returns the batch. In-process collectors play in :meth:`finish`."""
+        if self._pending is not None:
+            raise RuntimeError("Collectors.start: the previous batch was not finished")
         share = math.ceil(min_steps / len(self.items))
+        self._pending = (state_dict, share, critic_state)
         if self.processes:
             for c in self.items:
                 c.start_collect(state_dict, share, critic_state)
+
+    def finish(self) -> dict:
+        """The batch that :meth:`start` began."""
+        if self._pending is None:
+            raise RuntimeError("Collectors.finish: no batch was started")
+        args, self._pending = self._pending, None
+        if self.processes:
             return _merge([c.result() for c in self.items])
-        return _merge([c.collect(state_dict, share, critic_state) for c in self.items])
+        return _merge([c.collect(*args) for c in self.items])
 
     def demonstrate(self, min_steps: int, report: Callable[[int], None] | None = None,
                     sink: Callable[[int, dict], None] | None = None) -> dict:
@@ -629,8 +647,11 @@ class Collectors:
             c.set_pool(state_dicts)
 
     def close(self, graceful: bool = True) -> None:
-        """Stop the worker processes: asked to finish (``graceful``), or at once (a run
-        that failed or was interrupted: their batches would never be read)."""
+        """Stop the worker processes: asked to finish (``graceful``; a batch still being
+        collected is waited for and dropped), or at once (a run that failed or was
+        interrupted: their batches would never be read)."""
+        if graceful and self._pending is not None and self.processes:
+            self.finish()
         if self.backend == "ray":  # nothing to finish: an actor holds no open work
             for c in self.items:
                 c.close()
