@@ -138,9 +138,10 @@ class TrainConfig:
     """rollout worker processes (0 = collect in the main process; at most max(2, CPU cores)),
     or Ray actors with --backend ray"""
     torch_threads: int = 1
-    """torch threads of the main process (the PPO update); rollout workers use one each. More
-    threads spin-wait (OpenMP) while the workers hold every core: on a busy 2-core machine 2
-    threads made updates up to 25x slower (docs/experiments.md, section 4.3)"""
+    """torch threads of the main process (the PPO update); rollout workers use one each. On the
+    2-core machine 2 threads made the update no faster (docs/experiments.md, section 4.8); with
+    OpenMP's default spin-waiting they made it up to 25x slower while the workers held the
+    cores (section 4.3), which OMP_WAIT_POLICY=PASSIVE, set above, prevents"""
     async_rollouts: bool = False
     """collect the next batch while the PPO update runs (the workers would otherwise wait for
     it): each batch then comes from the weights one update older than those it updates (the
