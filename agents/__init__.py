@@ -37,6 +37,10 @@ AGENTS: dict[str, type[Agent]] = {
 CHECKPOINT_PREFIX = "ckpt:"
 POLICY_SEARCH_PREFIX = "search-ppo:"
 PYTHON_PREFIX = "py:"
+PATH_PREFIXES = (CHECKPOINT_PREFIX, POLICY_SEARCH_PREFIX)
+"""spec prefixes followed by a checkpoint path"""
+TORCH_PREFIXES = (*PATH_PREFIXES, PYTHON_PREFIX)
+"""spec prefixes of agents that may run torch (py: factories wrap other libraries' models)"""
 
 
 def _from_factory(spec: str, config: RulesConfig, seed: int | None) -> Agent:

@@ -106,13 +106,27 @@ def test_py_factory_agents_play_in_worker_processes():
     assert a.labels == ["py:agent_factories:lowest", "greedy"]
 
 
+def test_policy_search_agents_play_in_spawned_worker_processes():
+    """search-ppo: runs torch, so its workers are spawned (a forked child of a process that
+    used torch can hang); they give the table of one process."""
+    from mt_env.agents.evaluation.tournament import _may_use_torch
+
+    ckpt = Path(__file__).resolve().parents[1] / "checkpoints" / "default-2seat.pt"
+    specs = [f"search-ppo:{ckpt}", "greedy"]
+    assert _may_use_torch(specs) and not _may_use_torch(["greedy", "search"])
+    rules = RulesConfig(num_seats=2, max_pip=9)  # the checkpoint's rules
+    a = run_tournament(specs, rules, 2, seed=3, workers=1, progress=False)
+    b = run_tournament(specs, rules, 2, seed=3, workers=2, progress=False)
+    assert a.records == b.records and len(a.records) == 2
+
+
 def test_evaluation_table_takes_any_agent_spec():
     """The trainer's final table, and the examples' of other libraries: a checkpoint path
     becomes ckpt:PATH, a spec stays itself."""
     from mt_env.agents.evaluation.report import agent_spec, evaluation_table
 
     assert agent_spec("runs/x/final.pt") == "ckpt:runs/x/final.pt"
-    for spec in ("ckpt:a.pt", "py:agent_factories:lowest", "greedy"):
+    for spec in ("ckpt:a.pt", "search-ppo:a.pt", "py:agent_factories:lowest", "greedy"):
         assert agent_spec(spec) == spec
     config = RulesConfig(num_seats=2, num_rounds=1)
     table = evaluation_table("py:agent_factories:lowest", config, ["random"], 2, 0, workers=1)

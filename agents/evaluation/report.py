@@ -16,7 +16,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 
-from mt_env.agents import AGENTS, CHECKPOINT_PREFIX, PYTHON_PREFIX
+from mt_env.agents import AGENTS, CHECKPOINT_PREFIX, TORCH_PREFIXES
 from mt_env.agents.evaluation.tournament import run_tournament
 from mt_env.config import RulesConfig
 
@@ -24,7 +24,7 @@ from mt_env.config import RulesConfig
 def agent_spec(checkpoint: str | os.PathLike) -> str:
     """``checkpoint`` as an agent spec: a spec stays itself, a path becomes ``ckpt:PATH``."""
     text = os.fspath(checkpoint)
-    if text.startswith((CHECKPOINT_PREFIX, PYTHON_PREFIX)) or text in AGENTS:
+    if text.startswith(TORCH_PREFIXES) or text in AGENTS:
         return text
     return f"{CHECKPOINT_PREFIX}{text}"
 

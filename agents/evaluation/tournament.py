@@ -63,7 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mt_env.agents import CHECKPOINT_PREFIX, PYTHON_PREFIX, make_agent
+from mt_env.agents import TORCH_PREFIXES, make_agent
 from mt_env.agents.base import act_in_match
 from mt_env.agents.evaluation.stats import mean_interval, openskill_ratings, rate_interval
 from mt_env.config import RulesConfig
@@ -198,8 +198,9 @@ _WORKER: _Worker | None = None
 
 
 def _may_use_torch(specs: Sequence[str]) -> bool:
-    """A checkpoint, or a ``py:`` factory (models from other libraries are torch models)."""
-    return any(spec.startswith((CHECKPOINT_PREFIX, PYTHON_PREFIX)) for spec in specs)
+    """A checkpoint (``ckpt:``, ``search-ppo:``), or a ``py:`` factory (models from other
+    libraries are torch models): such a lineup's workers are spawned, not forked."""
+    return any(spec.startswith(TORCH_PREFIXES) for spec in specs)
 
 
 def _init_worker(specs, config_dict, seed, seating) -> None:

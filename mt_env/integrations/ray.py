@@ -39,7 +39,7 @@ except ImportError as err:
         f"backend='ray' needs Ray, which is not installed ({err}): pip install 'mt_env[ray]'"
     ) from None
 
-from mt_env.agents import CHECKPOINT_PREFIX
+from mt_env.agents import PATH_PREFIXES
 from mt_env.agents.evaluation.tournament import GameRecord, _may_use_torch, _Worker
 from mt_env.config import RulesConfig
 
@@ -69,13 +69,16 @@ def _one_torch_thread() -> None:
 
 
 def _absolute_checkpoints(specs: Sequence[str]) -> list[str]:
-    """``ckpt:PATH`` with PATH made absolute (actors may run in another folder)."""
-    return [
-        CHECKPOINT_PREFIX + os.path.abspath(spec[len(CHECKPOINT_PREFIX) :])
-        if spec.startswith(CHECKPOINT_PREFIX)
-        else spec
-        for spec in specs
-    ]
+    """``ckpt:PATH`` and ``search-ppo:PATH`` with PATH made absolute (actors may run in
+    another folder)."""
+
+    def absolute(spec: str) -> str:
+        for prefix in PATH_PREFIXES:
+            if spec.startswith(prefix):
+                return prefix + os.path.abspath(spec[len(prefix) :])
+        return spec
+
+    return [absolute(spec) for spec in specs]
 
 
 # ---------------------------------------------------------------------- tournaments
