@@ -10,6 +10,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_checker import check_env
+from stable_baselines3.common.logger import configure
 
 from mt_env.agents import PolicyAgent, make_agent
 from mt_env.agents.evaluation.tournament import run_tournament
@@ -46,6 +47,8 @@ def trained(tmp_path_factory):
         policy_kwargs=dict(net_arch=[32]),
         seed=0,
     )
+    # SB3 otherwise makes an empty SB3-<time> folder in the system's temporary folder
+    model.set_logger(configure(str(tmp_path_factory.mktemp("sb3-log")), []))
     before = [p.detach().clone() for p in model.policy.parameters()]
     record = RecordInfos()
     model.learn(512, callback=record)
