@@ -8,7 +8,7 @@
 **Seats.** ``--agents`` lists one entry per seat (seat 0 first), so the number of entries
 is the number of seats: ``human`` for each person, otherwise any spec of
 :func:`mt_env.agents.make_agent` (``random``, ``greedy``, ``longest-train``,
-``longest-train-reserve``, ``search``, ``ckpt:PATH``, and ``py:MODULE:FACTORY[:ARG]``
+``longest-train-reserve``, ``search``, ``ckpt:PATH``, ``search-ppo:PATH`` and ``py:MODULE:FACTORY[:ARG]``
 for a model trained with another library, e.g. ``py:mt_env.integrations.sb3:agent:m.zip``).
 ``--rules`` takes the options of :class:`mt_env.config.RulesConfig` as ``key=value`` (parsed by the tournament's
 :func:`~mt_env.agents.evaluation.tournament.parse_rules`); ``--rounds N`` is
@@ -783,7 +783,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="SPEC",
         help="one per seat, seat 0 first: human, random, greedy, longest-train, "
-        "longest-train-reserve, search, ckpt:PATH, py:MODULE:FACTORY[:ARG]",
+        "longest-train-reserve, search, ckpt:PATH, search-ppo:PATH, py:MODULE:FACTORY[:ARG]",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and agents")
     parser.add_argument(

@@ -751,7 +751,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--agents",
         nargs="+",
         required=True,
-        help="agent specs: random, greedy, longest-train, search, ckpt:PATH",
+        help="agent specs: random, greedy, longest-train, longest-train-reserve, search, "
+        "ckpt:PATH, search-ppo:PATH, py:MODULE:FACTORY[:ARG]",
     )
     parser.add_argument("--seats", type=int, default=4, help="seats at the table (2..14)")
     parser.add_argument(
