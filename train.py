@@ -456,6 +456,10 @@ def main(argv: list[str] | None = None) -> Path:
         ppo_bars = bars(total=100, initial=done, desc="PPO", bar_format=PPO_BAR), bars(bar_format="{desc}")
         show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())
         started = False  # a batch is being collected (async_rollouts)
+
+        def start_rollout() -> None:  # with the weights as they are now
+            collectors.start(weights(policy), cfg.rollout_steps, None if critic is None else weights(critic))
+
         while state.global_step < cfg.total_steps:
             if cfg.time_limit_minutes and elapsed() > cfg.time_limit_minutes * 60:
                 show_ppo_progress(ppo_bars, cfg, state.global_step, elapsed())  # at 100%
@@ -472,11 +476,11 @@ def main(argv: list[str] | None = None) -> Path:
             # -- rollout (workers in parallel), then the PPO update (NaN or infinite: it failed);
             # with async_rollouts the next batch starts from these weights before the update
             if not started:
-                collectors.start(weights(policy), cfg.rollout_steps, None if critic is None else weights(critic))
+                start_rollout()
             batch = collectors.finish()
             started = cfg.async_rollouts
             if started:
-                collectors.start(weights(policy), cfg.rollout_steps, None if critic is None else weights(critic))
+                start_rollout()
             stats = batch.pop("stats")
             steps = len(batch["actions"])
             state.global_step += steps

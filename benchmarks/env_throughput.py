@@ -122,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     benches: dict[str, Callable[[float], float]] = {
         "connect_four_v3 (reference)": aec_runner(connect_four_env, args.seed)
     }
-    for n in args.seats:
-        benches[f"AEC env, {n} seats"] = aec_runner(lambda n=n: mt_env.env(num_seats=n), args.seed)
+    env_seats = {f"AEC env, {n} seats": n for n in args.seats}
+    for name, n in env_seats.items():
+        benches[name] = aec_runner(lambda n=n: mt_env.env(num_seats=n), args.seed)
     for n in args.seats:
         benches[f"rules core, {n} seats"] = core_runner(n, args.seed)
 
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in median.items():
         lo, hi = min(samples[name]), max(samples[name])
         note = ""
-        seats = int(name.split(", ")[1].split()[0]) if name.startswith("AEC env") else 0
+        seats = env_seats.get(name)
         if seats in ENV_TARGET_RATIO:
             ok = ratio[name] >= ENV_TARGET_RATIO[seats]
             note = f">= {ENV_TARGET_RATIO[seats]}x connect_four: {'PASS' if ok else 'FAIL'}"

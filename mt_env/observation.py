@@ -268,12 +268,17 @@ class ObservationEncoder:
         v.to_act, v.free_first, v.follow_up, v.drawn = (x > 0.5 for x in piece("phase"))
         v.follow_up_train = one_hot("follow_up_train")
         v.totals = count("scores")
+        self._set_legal(v, action_mask)
+        return v
+
+    def _set_legal(self, v: SeatView, action_mask: np.ndarray) -> None:
+        """The view's legal plays (``(action, tile, relative train)``), draw and pass, from
+        the mask through the action codec."""
         legal = np.flatnonzero(action_mask).tolist()
         codec = self.codec
         v.plays = [(a, *codec.split(a)) for a in legal if a < codec.draw]
         v.can_draw = codec.draw in legal
         v.can_pass = codec.pass_ in legal
-        return v
 
     def view(self, match: Match, seat: int, action_mask: np.ndarray) -> SeatView:
         """``decode(encode(match, seat), action_mask)`` built from the match directly: the
@@ -283,13 +288,15 @@ class ObservationEncoder:
         st: RoundState = match.state
         cfg = self.config
         n = cfg.num_seats
-        rel = [(seat + r) % n for r in range(n)]
+        rel = self._rel[seat]  # relative train -> absolute train (the Mexican train last)
+        seats = rel[:n]  # relative seat -> absolute seat
         to_rel = self._to_rel[seat]
+        sizes, ends, lengths, marked, pending = st.public_lists()
         v = SeatView()
         v.hand, v.table = st.hand_mask(seat), st.table_mask
-        v.ends = [st.open_end(tr) for tr in rel] + [st.open_end(n)]
-        v.lengths = [st.train_length(tr) for tr in rel] + [st.train_length(n)]
-        v.marked = [st.is_marked(k) for k in rel]
+        v.ends = [ends[tr] for tr in rel]
+        v.lengths = [lengths[tr] for tr in rel]
+        v.marked = [bool(marked >> k & 1) for k in seats]
         v.mexican_started = st.mexican_started
         open_doubles = st.open_doubles
         if cfg.doubles_order == "newest":
@@ -300,8 +307,8 @@ class ObservationEncoder:
             v.open_double[to_rel[tr]] = True
             v.dead_double[to_rel[tr]] = st.is_dead_double(tr)
         v.open_order = [to_rel[tr] for tr in open_doubles]
-        v.hand_sizes = [st.hand_size(k) for k in rel]
-        v.first_pending = [st.first_turn_pending(k) for k in rel]
+        v.hand_sizes = [sizes[k] for k in seats]
+        v.first_pending = [pending[k] for k in seats]
         v.boneyard = st.boneyard_size
         v.engine = st.engine
         v.round_index = min(match.round_index, cfg.num_rounds - 1)
@@ -315,11 +322,7 @@ class ObservationEncoder:
         v.restricting = -1 if restricting is None else to_rel[restricting]
         totals = list(match.totals) if match.results else [0] * n
         v.totals = totals[seat:] + totals[:seat]
-        legal = np.flatnonzero(action_mask).tolist()
-        codec = self.codec
-        v.plays = [(a, *codec.split(a)) for a in legal if a < codec.draw]
-        v.can_draw = codec.draw in legal
-        v.can_pass = codec.pass_ in legal
+        self._set_legal(v, action_mask)
         return v
 
     def position(self, v: SeatView) -> PublicPosition:
