@@ -27,6 +27,7 @@ from mt_env.agents.ppo import (
     make_policy,
     save_checkpoint,
 )
+from mt_env.agents.ppo.policy import sample_actions
 from mt_env.observation import ObservationEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,6 +171,22 @@ def test_masked_policy_never_samples_an_illegal_action():
     samples = dist.sample((200,))
     assert mask.gather(1, samples.T).all()
     assert torch.all(dist.probs[~mask] == 0)
+
+
+def test_sample_actions_draws_from_the_masked_softmax():
+    """The rollout's sampler (inverse CDF, not ``multinomial``): only legal actions, at the
+    softmax's frequencies; a row whose last actions are illegal never falls off its end."""
+    mask = torch.zeros(3, 12, dtype=torch.bool)
+    mask[0, [1, 4]] = True
+    mask[1, [0]] = True  # one legal action, the first: every later one is illegal
+    mask[2, [0, 5, 7]] = True
+    logits = torch.tensor([[0.3] * 12, [5.0] * 12, [1.0, 0, 0, 0, 0, -1.0, 0, 2.0, 0, 0, 0, 0]])
+    logits = logits.masked_fill(~mask, torch.finfo(torch.float32).min)
+    draws = sample_actions(logits.repeat_interleave(20_000, 0), torch.Generator().manual_seed(0))
+    counts = torch.stack([torch.bincount(d, minlength=12) for d in draws.view(3, -1)]).double()
+    assert torch.all(counts[~mask] == 0)
+    expected = torch.softmax(logits.double(), -1) * 20_000
+    assert torch.all((counts - expected).abs() <= 4 * expected.clamp(min=1).sqrt())  # within 4 sigma
 
 
 def test_config_errors_name_the_key(tmp_path: Path):

@@ -190,12 +190,16 @@ def build_policy(data: dict) -> PolicyNet:
 
 
 def legal_index(masks: torch.Tensor, actions: torch.Tensor):
-    """Per row of a ``(B, A)`` bool mask: the legal action ids padded to the widest row
-    ``(B, K)``, which of those are real ``(B, K)``, and the position of ``actions`` among them."""
+    """Per row of a ``(B, A)`` bool mask: the legal action ids in increasing order, padded
+    with 0 to the widest row ``(B, K)``, which of those are real ``(B, K)``, and the position
+    of ``actions`` among them ``(B,)``. (From the mask's nonzero entries, which come row by
+    row: no sort of the ``(B, A)`` mask.)"""
     counts = masks.sum(1)
     width = int(counts.max())
-    order = torch.argsort(masks.to(torch.int8), dim=1, descending=True, stable=True)
-    legal = order[:, :width]
+    rows, ids = masks.nonzero(as_tuple=True)
+    start = counts.cumsum(0) - counts  # where each row's entries begin in ``ids``
+    cols = torch.arange(len(ids)) - start[rows]
+    legal = masks.new_zeros(masks.shape[0], width, dtype=torch.long).index_put_((rows, cols), ids)
     valid = torch.arange(width)[None, :] < counts[:, None]
     pos = (legal == actions[:, None]).logical_and(valid).float().argmax(1)
     return legal, valid, pos
@@ -205,6 +209,22 @@ def legal_log_probs(logits: torch.Tensor, legal: torch.Tensor, valid: torch.Tens
     """Log-probabilities over each row's legal actions ``(B, K)`` (from :func:`legal_index`);
     padding columns get -inf."""
     return torch.log_softmax(logits.gather(1, legal).masked_fill(~valid, -math.inf), -1)
+
+
+def sample_actions(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One action per row of masked ``logits`` ``(B, A)``, drawn from their softmax: the
+    same distribution as ``torch.multinomial(torch.softmax(logits, -1), 1)``, by inverting
+    each row's cumulative distribution at one uniform draw.
+
+    Why not ``multinomial``: on CPU it costs ~0.3 ms for 48 rows of 457 actions, and the
+    ``exp`` of the masked logits (``finfo.min``) ~0.15 ms more on a slow path; this costs
+    ~0.03 ms, and the rollout samples ~130 times per update. ``searchsorted(right=True)``
+    returns the first action whose cumulative probability exceeds the draw, so the action
+    always has probability > 0; a draw that rounding puts at or past the row's total is
+    given the row's last action of probability > 0 (``argmax`` of the cumulative sums)."""
+    cdf = torch.softmax(logits, -1).double().cumsum_(-1)
+    draw = torch.rand(len(cdf), 1, generator=generator, dtype=torch.float64) * cdf[:, -1:]
+    return torch.minimum(torch.searchsorted(cdf, draw, right=True).squeeze(1), cdf.argmax(-1))
 
 
 class PPOAgent(Agent):
@@ -267,8 +287,7 @@ class PPOAgent(Agent):
         logits = self.logits(observations, action_masks)
         if self.deterministic:
             return logits.argmax(-1).numpy()
-        probs = torch.softmax(logits, -1)
-        return torch.multinomial(probs, 1, generator=self._gen).squeeze(-1).numpy()
+        return sample_actions(logits, self._gen).numpy()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], action_mask[None])[0])

@@ -62,7 +62,13 @@ import torch
 from mt_env.agents import make_agent
 from mt_env.agents.base import act_in_match
 from mt_env.agents.features import make_featurizer
-from mt_env.agents.ppo.policy import PolicyNet, make_critic, make_policy, privileged_features
+from mt_env.agents.ppo.policy import (
+    PolicyNet,
+    make_critic,
+    make_policy,
+    privileged_features,
+    sample_actions,
+)
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
@@ -310,10 +316,8 @@ class Collector:
                 if key == -1 and self.critic is not None:
                     privs = [self._privileged(g, s) for g, s in zip(games, seats, strict=True)]
                     values = self.critic(net.trunk_input(xt), torch.from_numpy(np.stack(privs)))
-                logp_all = torch.log_softmax(logits, -1)
-                actions = torch.multinomial(logp_all.exp(), 1, generator=self.torch_gen)
-                logps = logp_all.gather(1, actions).squeeze(1).numpy()
-                actions = actions.squeeze(1)
+                actions = sample_actions(logits, self.torch_gen)
+                logps = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1).numpy()
                 actions, values = actions.numpy(), values.numpy()
                 for i, (g, seat) in enumerate(zip(games, seats, strict=True)):
                     a = int(actions[i])
