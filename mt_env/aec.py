@@ -199,7 +199,7 @@ from pettingzoo.utils import wrappers
 from .actions import move_codec
 from .config import RulesConfig, check_choice
 from .match import Match, RoundResult
-from .observation import ObservationEncoder
+from .observation import ObservationEncoder, ObservationTracker
 from .render import render_text
 from .rewards import check_reward_mode, match_rewards, round_rewards
 from .rules import IllegalMoveError
@@ -413,7 +413,8 @@ class raw_env(AECEnv, EzPickle):
         )
         self._rng = random.Random()
         # Bound methods looked up once: observe() and step() run per agent-step.
-        self._encode = self.encoder.encode
+        # the encoder's vectors, kept up to date move by move (observation.ObservationTracker)
+        self._encode = ObservationTracker(self.encoder).encode
         self._mask = self.encoder.action_mask
         self._to_move = self.codec.to_move
         self._num_actions = num_actions

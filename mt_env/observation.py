@@ -44,6 +44,9 @@ for scripted agents, and :meth:`ObservationEncoder.position` into a
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import ne
+
 import numpy as np
 
 from .actions import move_codec
@@ -161,17 +164,6 @@ class ObservationEncoder:
         for r, tr in enumerate(rel):
             ones.append(end0 + r * npip + ends[tr])
             obs[len0 + r] = lengths[tr] * inv_pip
-        open_doubles = st.open_doubles
-        if open_doubles:
-            if cfg.doubles_order == "newest":
-                open_doubles.reverse()
-            to_rel = self._to_rel[seat]
-            for k, tr in enumerate(open_doubles):
-                r = to_rel[tr]
-                ones.append(o["open_double"] + r)
-                obs[o["open_double_rank"] + r] = 1.0 / (1 + k)
-                if st.is_dead_double(tr):
-                    ones.append(o["dead_double"] + r)
         inv_hand = 1.0 / self.scale["hand_sizes"]
         hs, marked0, first0 = o["hand_sizes"], o["train_marked"], o["first_turn_pending"]
         for r in range(n):
@@ -184,6 +176,34 @@ class ObservationEncoder:
         if lengths[n]:
             ones.append(o["mexican_started"])
         obs[o["boneyard_size"]] = st.boneyard_size / self.scale["boneyard_size"]
+        self._observer_pieces(obs, ones, st, seat)
+        obs[ones] = 1.0
+        if match.results:
+            totals = match.totals
+            sc, inv_score = o["scores"], 1.0 / self.scale["scores"]
+            for r in range(n):
+                obs[sc + r] = totals[rel[r]] * inv_score
+        return obs
+
+    def _observer_pieces(self, obs: np.ndarray, ones: list[int], st: RoundState, seat: int) -> None:
+        """The pieces that are neither the observer's own tiles nor a rotation of pieces
+        every seat sees alike: the open doubles (their order and deadness, relative to
+        ``seat``) and, when ``seat`` is to act, the phase, follow-up and restricting
+        pieces. Writes the scaled entries into ``obs`` and appends the indices of the
+        1-entries to ``ones``; shared by :meth:`encode` and :class:`ObservationTracker`
+        so that both fill them alike."""
+        o = self._o
+        open_doubles = st.open_doubles
+        if open_doubles:
+            if self.config.doubles_order == "newest":
+                open_doubles.reverse()
+            to_rel = self._to_rel[seat]
+            for k, tr in enumerate(open_doubles):
+                r = to_rel[tr]
+                ones.append(o["open_double"] + r)
+                obs[o["open_double_rank"] + r] = 1.0 / (1 + k)
+                if st.is_dead_double(tr):
+                    ones.append(o["dead_double"] + r)
         if st.seat == seat and not st.is_over:
             to_rel = self._to_rel[seat]
             p = o["phase"]
@@ -198,13 +218,6 @@ class ObservationEncoder:
             restricting = st.restricting_train
             if restricting is not None:
                 ones.append(o["restricting"] + to_rel[restricting])
-        obs[ones] = 1.0
-        if match.results:
-            totals = match.totals
-            sc, inv_score = o["scores"], 1.0 / self.scale["scores"]
-            for r in range(n):
-                obs[sc + r] = totals[rel[r]] * inv_score
-        return obs
 
     def action_mask(self, match: Match, seat: int) -> np.ndarray:
         """int8 mask over actions: exactly the legal moves of ``seat`` (zeros if not to act)."""
@@ -375,6 +388,142 @@ class ObservationEncoder:
             no_play_turns=0,
             turns_completed=0,
         )
+
+
+class ObservationTracker:
+    """:meth:`ObservationEncoder.encode` for one match followed move by move, faster: the
+    same vectors, bit for bit (a test holds them equal over random games).
+
+    Most of an observation is a *rotation* of pieces every seat sees alike (each train's
+    end and length, markers, hand sizes, first-turn flags, scores; the table, boneyard
+    size, engine and round as they are). ``encode`` rebuilds them entry by entry, in
+    Python, for every call; here they are kept in one vector in the absolute frame (the
+    observation of seat 0 with the observer's own pieces left out), and each call
+
+    - compares the state's public lists with the copies this vector was built from and
+      rewrites only the entries that differ: a move changes one train, one hand size,
+      now and then a marker or a first-turn flag, so a handful of writes instead of
+      about ``4n``;
+    - rotates it into the observer's frame with one precomputed gather
+      (``ndarray.take``), which also returns the new array a caller may keep or change;
+    - fills the observer's own pieces as ``encode`` does (its hand and the table in one
+      unpacking; open doubles, phase, follow-up, restricting through the encoder's
+      shared :meth:`ObservationEncoder._observer_pieces`).
+
+    The vector is rebuilt from scratch (by ``encode`` for seat 0) whenever the match,
+    its round state (a new round, or a state replaced from outside) or its number of
+    finished rounds (the scores; the match's end keeps the last round's state) is not
+    the one it was built for. Everything else it holds is compared by value on every
+    call, so it stays exact however the state got there. The AEC env keeps one per env:
+    a match's observations are asked for after every move.
+    """
+
+    def __init__(self, encoder: ObservationEncoder) -> None:
+        self.encoder = encoder
+        cfg = encoder.config
+        n, npip, o, size = cfg.num_seats, encoder._npip, encoder._o, encoder.size
+        zero = size  # the vector's extra last entry, always 0
+        # perm[seat][i]: the entry of the absolute vector that is entry i of seat's
+        # observation; the observer's own pieces (hand and table included: one unpacking
+        # writes both) gather the zero entry and are written after the gather
+        perms = []
+        for seat in range(n):
+            rel = encoder._rel[seat]
+            perm = np.full(size, zero, dtype=np.intp)
+            for name in ("mexican_started", "boneyard_size", "engine", "round"):
+                sl = encoder.pieces[name]
+                perm[sl] = np.arange(sl.start, sl.stop)
+            for r, tr in enumerate(rel):
+                src, dst = o["train_end"] + tr * npip, o["train_end"] + r * npip
+                perm[dst : dst + npip] = np.arange(src, src + npip)
+                perm[o["train_length"] + r] = o["train_length"] + tr
+            for name in ("train_marked", "hand_sizes", "first_turn_pending", "scores"):
+                for r in range(n):
+                    perm[o[name] + r] = o[name] + rel[r]
+            perms.append(perm)
+        self._perm = perms
+        self._trains = range(n + 1)
+        self._seats = range(n)
+        self._inv_pip = 1.0 / encoder.scale["train_length"]
+        self._inv_hand = 1.0 / encoder.scale["hand_sizes"]
+        self._match: Match | None = None  # what the vector was built for, and from
+        self._state: RoundState | None = None
+        self._num_results = -1
+        self._vec = np.zeros(size + 1, dtype=np.float32)
+        self._ends: list[int] = []
+        self._lengths: list[int] = []
+        self._sizes: list[int] = []
+        self._marked = 0
+        self._pending: list[bool] = []
+        self._boneyard = -1
+
+    def _rebuild(self, match: Match, st: RoundState) -> None:
+        """The absolute vector from scratch, and the copies of what it was built from."""
+        self._vec[:-1] = self.encoder.encode(match, 0)
+        sizes, ends, lengths, marked, pending = st.public_lists()
+        self._match, self._state, self._num_results = match, st, len(match.results)
+        self._ends, self._lengths, self._sizes = ends[:], lengths[:], sizes
+        self._marked, self._pending, self._boneyard = marked, pending[:], st.boneyard_size
+
+    def _update(self, st: RoundState) -> None:
+        """Rewrite the entries of the absolute vector whose source changed since the last
+        call (same state object): the same expressions as ``encode``'s, so the same bits."""
+        enc, vec, o = self.encoder, self._vec, self.encoder._o
+        sizes, ends, lengths, marked, pending = st.public_lists()
+        if ends != self._ends:
+            old, end0, npip = self._ends, o["train_end"], enc._npip
+            for tr in compress(self._trains, map(ne, ends, old)):
+                vec[end0 + tr * npip + old[tr]] = 0.0
+                vec[end0 + tr * npip + ends[tr]] = 1.0
+            self._ends = ends[:]
+        if lengths != self._lengths:
+            old, len0, inv_pip = self._lengths, o["train_length"], self._inv_pip
+            for tr in compress(self._trains, map(ne, lengths, old)):
+                vec[len0 + tr] = lengths[tr] * inv_pip
+            vec[o["mexican_started"]] = 1.0 if lengths[-1] else 0.0
+            self._lengths = lengths[:]
+        if sizes != self._sizes:
+            hs, inv_hand, old = o["hand_sizes"], self._inv_hand, self._sizes
+            for k in compress(self._seats, map(ne, sizes, old)):
+                vec[hs + k] = sizes[k] * inv_hand
+            self._sizes = sizes
+        if marked != self._marked:
+            flips, marked0 = marked ^ self._marked, o["train_marked"]
+            while flips:
+                low = flips & -flips
+                vec[marked0 + low.bit_length() - 1] = 1.0 if marked & low else 0.0
+                flips ^= low
+            self._marked = marked
+        if pending != self._pending:
+            first0, old = o["first_turn_pending"], self._pending
+            for k in compress(self._seats, map(ne, pending, old)):
+                vec[first0 + k] = 1.0 if pending[k] else 0.0
+            self._pending = pending[:]
+        boneyard = st.boneyard_size
+        if boneyard != self._boneyard:
+            vec[o["boneyard_size"]] = boneyard / enc.scale["boneyard_size"]
+            self._boneyard = boneyard
+
+    def encode(self, match: Match, seat: int) -> np.ndarray:
+        """``encoder.encode(match, seat)``: the same vector (a new array each call)."""
+        st = match.state
+        if (
+            st is not self._state
+            or match is not self._match
+            or (len(match.results) != self._num_results)
+        ):
+            self._rebuild(match, st)
+        else:
+            self._update(st)
+        enc = self.encoder
+        obs = self._vec.take(self._perm[seat])
+        t = enc.config.num_tiles
+        obs[: 2 * t] = enc._bits(st.hand_mask(seat) | st.table_mask << t, 2 * t)
+        ones: list[int] = []
+        enc._observer_pieces(obs, ones, st, seat)
+        if ones:
+            obs[ones] = 1.0
+        return obs
 
 
 class SeatView:
