@@ -121,9 +121,9 @@ class ObservationEncoder:
         codec = move_codec(n, config.max_pip)
         self.codec = codec
         self.tiles = tile_set(config.max_pip)
+        # per seat: move -> action, as lists (action_mask writes a few entries one by one)
         self._move_to_action = [
-            np.array([codec.to_action(m, seat) for m in range(self.num_actions)], dtype=np.intp)
-            for seat in range(n)
+            [codec.to_action(m, seat) for m in range(self.num_actions)] for seat in range(n)
         ]
         self.high = self._high()
 
@@ -224,7 +224,11 @@ class ObservationEncoder:
         mask = np.zeros(self.num_actions, dtype=np.int8)
         st = match.state
         if st.seat == seat and not match.is_over:
-            mask[self._move_to_action[seat][st.legal_moves()]] = 1
+            # A seat has a few legal moves: one write each costs less than turning the
+            # list into an index array for one fancy-index write.
+            to_action = self._move_to_action[seat]
+            for move in st.legal_moves():
+                mask[to_action[move]] = 1
         return mask
 
     def unpack(self, obs: np.ndarray) -> dict[str, np.ndarray]:
