@@ -400,41 +400,45 @@ class ObservationTracker:
 
     Most of an observation is a *rotation* of pieces every seat sees alike (each train's
     end and length, markers, hand sizes, first-turn flags, scores; the table, boneyard
-    size, engine and round as they are). ``encode`` rebuilds them entry by entry, in
-    Python, for every call; here they are kept in one vector in the absolute frame (the
-    observation of seat 0 with the observer's own pieces left out), and each call
+    size, engine and round as they are) and the observer's hand. ``encode`` rebuilds
+    them entry by entry, in Python, for every call; here they are kept in one vector:
+    the pieces in the absolute frame (the layout of seat 0's observation), then one
+    hand block per seat. Each call
 
-    - compares the state's public lists with the copies this vector was built from and
-      rewrites only the entries that differ: a move changes one train, one hand size,
-      now and then a marker or a first-turn flag, so a handful of writes instead of
-      about ``4n``;
+    - compares the state's public lists, the table and the observer's hand with the
+      copies this vector was built from and rewrites only the entries that differ: a
+      move changes one train, one hand size, one tile, now and then a marker or a
+      first-turn flag, so a handful of writes instead of about ``4n`` and an unpacking;
     - rotates it into the observer's frame with one precomputed gather
       (``ndarray.take``), which also returns the new array a caller may keep or change;
-    - fills the observer's own pieces as ``encode`` does (its hand and the table in one
-      unpacking; open doubles, phase, follow-up, restricting through the encoder's
-      shared :meth:`ObservationEncoder._observer_pieces`).
+    - fills the pieces that depend on the observer and the turn (open doubles, phase,
+      follow-up, restricting) as ``encode`` does, through the shared
+      :meth:`ObservationEncoder._observer_pieces`.
 
-    The vector is rebuilt from scratch (by ``encode`` for seat 0) whenever the match,
-    its round state (a new round, or a state replaced from outside) or its number of
-    finished rounds (the scores; the match's end keeps the last round's state) is not
-    the one it was built for. Everything else it holds is compared by value on every
-    call, so it stays exact however the state got there. The AEC env keeps one per env:
-    a match's observations are asked for after every move.
+    The vector is rebuilt from scratch (by ``encode`` for seat 0; the hand blocks
+    emptied, to be filled at each seat's next call) whenever the match, its round state
+    (a new round, or a state replaced from outside) or its number of finished rounds
+    (the scores; the match's end keeps the last round's state) is not the one it was
+    built for. Everything else it holds is compared by value on every call, so it stays
+    exact however the state got there. The AEC env keeps one per env: a match's
+    observations are asked for after every move.
     """
 
     def __init__(self, encoder: ObservationEncoder) -> None:
         self.encoder = encoder
         cfg = encoder.config
         n, npip, o, size = cfg.num_seats, encoder._npip, encoder._o, encoder.size
-        zero = size  # the vector's extra last entry, always 0
-        # perm[seat][i]: the entry of the absolute vector that is entry i of seat's
-        # observation; the observer's own pieces (hand and table included: one unpacking
-        # writes both) gather the zero entry and are written after the gather
+        t = cfg.num_tiles
+        zero = size  # the vector's entry after the pieces, always 0
+        self._hand0 = hand0 = size + 1  # seat k's hand block starts at hand0 + k * t
+        # perm[seat][i]: the entry of the vector that is entry i of seat's observation;
+        # the pieces _observer_pieces writes gather the zero entry
         perms = []
         for seat in range(n):
             rel = encoder._rel[seat]
             perm = np.full(size, zero, dtype=np.intp)
-            for name in ("mexican_started", "boneyard_size", "engine", "round"):
+            perm[:t] = np.arange(hand0 + seat * t, hand0 + (seat + 1) * t)
+            for name in ("table", "mexican_started", "boneyard_size", "engine", "round"):
                 sl = encoder.pieces[name]
                 perm[sl] = np.arange(sl.start, sl.stop)
             for r, tr in enumerate(rel):
@@ -446,6 +450,7 @@ class ObservationTracker:
                     perm[o[name] + r] = o[name] + rel[r]
             perms.append(perm)
         self._perm = perms
+        self._t = t
         self._trains = range(n + 1)
         self._seats = range(n)
         self._inv_pip = 1.0 / encoder.scale["train_length"]
@@ -453,7 +458,9 @@ class ObservationTracker:
         self._match: Match | None = None  # what the vector was built for, and from
         self._state: RoundState | None = None
         self._num_results = -1
-        self._vec = np.zeros(size + 1, dtype=np.float32)
+        self._vec = np.zeros(hand0 + n * t, dtype=np.float32)
+        self._hands = [0] * n  # the hand each seat's block holds (a bitset)
+        self._table = 0
         self._ends: list[int] = []
         self._lengths: list[int] = []
         self._sizes: list[int] = []
@@ -462,17 +469,35 @@ class ObservationTracker:
         self._boneyard = -1
 
     def _rebuild(self, match: Match, st: RoundState) -> None:
-        """The absolute vector from scratch, and the copies of what it was built from."""
-        self._vec[:-1] = self.encoder.encode(match, 0)
+        """The vector from scratch, and the copies of what it was built from."""
+        vec, hand0 = self._vec, self._hand0
+        vec[: hand0 - 1] = self.encoder.encode(match, 0)
+        vec[hand0:] = 0.0
+        self._hands = [0] * len(self._hands)
         sizes, ends, lengths, marked, pending = st.public_lists()
         self._match, self._state, self._num_results = match, st, len(match.results)
+        self._table = st.table_mask
         self._ends, self._lengths, self._sizes = ends[:], lengths[:], sizes
         self._marked, self._pending, self._boneyard = marked, pending[:], st.boneyard_size
 
+    @staticmethod
+    def _set_bits(vec: np.ndarray, start: int, new: int, old: int) -> None:
+        """Entries ``start + i`` of ``vec`` for the bits ``i`` that differ between the
+        bitsets ``old`` (what they hold) and ``new``: 1.0 where ``new`` has the bit."""
+        flips = new ^ old
+        while flips:
+            low = flips & -flips
+            vec[start + low.bit_length() - 1] = 1.0 if new & low else 0.0
+            flips ^= low
+
     def _update(self, st: RoundState) -> None:
-        """Rewrite the entries of the absolute vector whose source changed since the last
-        call (same state object): the same expressions as ``encode``'s, so the same bits."""
+        """Rewrite the entries of the vector whose source changed since the last call
+        (same state object): the same expressions as ``encode``'s, so the same bits."""
         enc, vec, o = self.encoder, self._vec, self.encoder._o
+        table = st.table_mask
+        if table != self._table:
+            self._set_bits(vec, o["table"], table, self._table)
+            self._table = table
         sizes, ends, lengths, marked, pending = st.public_lists()
         if ends != self._ends:
             old, end0, npip = self._ends, o["train_end"], enc._npip
@@ -492,11 +517,7 @@ class ObservationTracker:
                 vec[hs + k] = sizes[k] * inv_hand
             self._sizes = sizes
         if marked != self._marked:
-            flips, marked0 = marked ^ self._marked, o["train_marked"]
-            while flips:
-                low = flips & -flips
-                vec[marked0 + low.bit_length() - 1] = 1.0 if marked & low else 0.0
-                flips ^= low
+            self._set_bits(vec, o["train_marked"], marked, self._marked)
             self._marked = marked
         if pending != self._pending:
             first0, old = o["first_turn_pending"], self._pending
@@ -519,12 +540,13 @@ class ObservationTracker:
             self._rebuild(match, st)
         else:
             self._update(st)
-        enc = self.encoder
+        hand = st.hand_mask(seat)
+        if hand != self._hands[seat]:
+            self._set_bits(self._vec, self._hand0 + seat * self._t, hand, self._hands[seat])
+            self._hands[seat] = hand
         obs = self._vec.take(self._perm[seat])
-        t = enc.config.num_tiles
-        obs[: 2 * t] = enc._bits(st.hand_mask(seat) | st.table_mask << t, 2 * t)
         ones: list[int] = []
-        enc._observer_pieces(obs, ones, st, seat)
+        self.encoder._observer_pieces(obs, ones, st, seat)
         if ones:
             obs[ones] = 1.0
         return obs
