@@ -40,6 +40,8 @@ by both directions). Decoding lives here too: :meth:`ObservationEncoder.decode` 
 observation and its mask back into a :class:`SeatView` of plain ints, bitsets and lists
 for scripted agents, and :meth:`ObservationEncoder.position` into a
 :class:`mt_env.rules.PublicPosition` for :func:`mt_env.rules.determinize`.
+:class:`ObservationTracker` gives ``encode``'s vectors, bit for bit, for one match
+followed move by move, rewriting only what each move changed (the AEC env's observations).
 """
 
 from __future__ import annotations
