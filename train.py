@@ -145,8 +145,9 @@ class TrainConfig:
     async_rollouts: bool = False
     """collect the next batch while the PPO update runs (the workers would otherwise wait for
     it): each batch then comes from the weights one update older than those it updates (the
-    clipped ratio starts off 1, as in asynchronous PPO variants). Faster on 2 cores; off in
-    the presets, whose shipped checkpoints were trained without it"""
+    clipped ratio starts off 1, as in asynchronous PPO variants). On in the default presets:
+    it keeps both cores busy on a 2-core machine, and their checkpoints were trained with it
+    (docs/experiments.md, section 4.9)"""
     backend: str = "local"
     """where the rollout workers run: local (processes on this machine) | ray (actors on the Ray
     cluster at RAY_ADDRESS, else a new local Ray; pip install 'mt_env[ray]'); the same batches,
