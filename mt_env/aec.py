@@ -109,6 +109,7 @@ last move (`rewards` / `_cumulative_rewards`, so each agent collects them at its
 |---|---|---|
 | `"score_zero_sum"` (default) | each round end | v_k − mean of the other seats' v_j, where v = −round score · scale (penalty scoring, R26) or +round score · scale (V-positive-score); per round they sum to 0 |
 | `"score"` | each round end | v_k as above |
+| `"lead"` | each round end | the change over the round of L_k = V_k − max over j ≠ k of V_j, V the match totals signed and scaled as v; a seat's rewards sum to its final L_k (what `search`'s rollouts value); equal to `"score_zero_sum"` at 2 seats |
 | `"rank"` | match end | 1 − 2·(r_k − 1)/(n − 1), r_k the fractional rank: tied seats (`match.places()`, R28) share the mean of their positions, so rewards lie in [−1, 1] and sum to 0 |
 | `"win"` | match end | 1 to the outright winner; 1/k to each of k seats tied for first; 0 otherwise |
 
@@ -618,7 +619,7 @@ class raw_env(AECEnv, EzPickle):
     def _on_round_end(self, result: RoundResult) -> None:
         match, agents = self.match, self.possible_agents
         mode = self.reward_mode
-        per_seat = round_rewards(mode, self.config, result, self.reward_scale)
+        per_seat = round_rewards(mode, self.config, result, self.reward_scale, match.totals)
         if per_seat is None:
             per_seat = [0.0] * len(agents)
         places = match.places()

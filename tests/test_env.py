@@ -19,6 +19,7 @@ from pettingzoo.test import api_test, seed_test
 
 from mt_env import Deal, IllegalMoveError, RulesConfig, env, raw_env
 from mt_env.aec import DiscreteActions
+from mt_env.rewards import REWARD_MODES
 from mt_env.rules import random_deal
 from mt_env.tiles import tile_set
 
@@ -58,7 +59,7 @@ def test_pettingzoo_api_and_seed(name):
     seed_test(lambda: env(**CONFIGS[name]), num_cycles=200)
 
 
-@pytest.mark.parametrize("reward", ["score", "score_zero_sum", "rank", "win"])
+@pytest.mark.parametrize("reward", REWARD_MODES)
 def test_api_every_reward_mode(reward):
     api_test(env(num_seats=3, num_rounds=2, reward=reward), num_cycles=1000)
 
@@ -454,6 +455,10 @@ EXPECTED = {
     "score_zero_sum": (
         [0.325, -0.425, 0.10],  # v - mean(others): 0 - (-0.65/2), -0.5 - (-0.15/2), ...
         [-0.05, -0.08, 0.13],
+    ),
+    "lead": (  # change of v_k - max over other seats of v_j, v = -match total x 0.01
+        [0.15, -0.50, -0.15],  # leads after round 1: 0 - (-0.15), -0.5 - 0, -0.15 - 0
+        [-0.12, -0.02, 0.12],  # leads after round 2: 0.03, -0.52, -0.03 (totals 12, 64, 15)
     ),
     "rank": ([0.0, 0.0, 0.0], [1.0, -1.0, 0.0]),  # totals 12, 64, 15: places 1, 3, 2
     "win": ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),

@@ -11,7 +11,7 @@ from conftest import game_steps, make_deal
 from gymnasium.utils.env_checker import check_env
 
 from mt_env import IllegalMoveError, MexicanTrainGymEnv, RulesConfig
-from mt_env.rewards import match_rewards, round_rewards
+from mt_env.rewards import REWARD_MODES, match_rewards, round_rewards
 from mt_env.tiles import tile_set
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -145,7 +145,7 @@ def test_full_matches_with_given_opponents_only_show_the_learner():
     assert all(c > 0 for c in calls.values())
 
 
-@pytest.mark.parametrize("mode", ["score", "score_zero_sum", "rank", "win"])
+@pytest.mark.parametrize("mode", REWARD_MODES)
 def test_learner_reward_is_its_seat_reward(mode):
     """Summed over a match, the learner's rewards are its seat's rewards for every round
     and for the match (rounds ended by opponents included)."""
@@ -160,10 +160,10 @@ def test_learner_reward_is_its_seat_reward(mode):
             obs, reward, terminated, _, info = env.step(first_legal(obs))
             total += reward
         config = env.config
-        expected = sum(
-            (round_rewards(mode, config, r, env.aec.reward_scale) or [0.0] * 3)[seat]
-            for r in env.match.results
-        )
+        expected, totals = 0.0, [0, 0, 0]
+        for r in env.match.results:
+            totals = [t + s for t, s in zip(totals, r.scores, strict=True)]
+            expected += (round_rewards(mode, config, r, env.aec.reward_scale, totals) or [0.0] * 3)[seat]
         expected += (match_rewards(mode, env.match.places()) or [0.0] * 3)[seat]
         assert total == pytest.approx(expected)
 

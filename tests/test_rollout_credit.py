@@ -6,6 +6,8 @@ another seat's move is credited to each seat's *last* decision; GAE runs per sea
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from mt_env import Deal, Match, RulesConfig
 from mt_env.agents.longest_train import LongestTrainAgent
 from mt_env.agents.ppo.policy import make_policy
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec
+from mt_env.match import RoundResult
 from mt_env.rewards import REWARD_MODES, match_rewards, round_rewards
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
@@ -107,7 +110,8 @@ def test_a_round_that_is_not_the_last_closes_every_stream(reward):
     g = col.games[0]
     assert g.match.round_index == 1 and not g.match.is_over
     assert len(col.finished) == 5 and all(not s for s in g.streams.values())
-    final = round_rewards(reward, rules, g.match.results[0], 0.01) or [0.0, 0.0]
+    first = g.match.results[0]
+    final = round_rewards(reward, rules, first, 0.01, first.scores) or [0.0, 0.0]
     rows = {0: col.finished[:3], 1: col.finished[3:]}
     for seat in (0, 1):
         vals = values[seat]
@@ -214,3 +218,30 @@ def test_match_end_rewards_reach_each_seats_last_decision(reward):
     assert expected[1] > expected[0]
     for seat in (0, 1):
         assert [row[6] for row in rows[seat]] == pytest.approx([expected[seat]] * len(rows[seat]))
+
+
+def test_lead_reward_sums_to_the_final_lead_over_the_best_other_seat():
+    """reward="lead" (R27 totals): over a match a seat's round rewards add up to its final
+    lead over the best other seat, the value of `search`'s rollouts; at 2 seats it is the
+    zero-sum score."""
+    rng = random.Random(3)
+    rules4 = RulesConfig(num_seats=4, num_rounds=3)
+    m = Match(rules4, seed=11)
+    sums = [0.0] * 4
+    while not m.is_over:
+        result = m.apply(rng.choice(m.legal_moves()))
+        if result is not None:
+            for k, r in enumerate(round_rewards("lead", rules4, result, 0.01, m.totals)):
+                sums[k] += r
+    totals = m.totals
+    for k in range(4):
+        best_other = min(t for j, t in enumerate(totals) if j != k)
+        assert sums[k] == pytest.approx(0.01 * (best_other - totals[k]))
+    assert any(s > 0 for s in sums) and any(s < 0 for s in sums)
+    two = RulesConfig(num_seats=2)
+    result = RoundResult(0, 9, 0, "out", (0,), (0, 37), (0, 37))
+    assert round_rewards("lead", two, result, 0.01, [5, 60]) == pytest.approx(
+        round_rewards("score_zero_sum", two, result, 0.01)
+    )
+    with pytest.raises(ValueError, match="match totals"):
+        round_rewards("lead", two, result, 0.01)

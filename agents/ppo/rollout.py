@@ -208,7 +208,7 @@ class Collector:
         if result is None:
             return
         spec = self.spec
-        rewards = round_rewards(spec.reward, self.cfg, result, spec.reward_scale)
+        rewards = round_rewards(spec.reward, self.cfg, result, spec.reward_scale, m.totals)
         for s, stream in g.streams.items():
             self.stats.round_scores.append(result.scores[s])
             if rewards is not None and stream:
