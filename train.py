@@ -111,6 +111,7 @@ from mt_env.rewards import check_reward_mode
 # The presets: configs/ beside this file, installed with it as package data of mt_env.cli.
 CONFIG_DIR = importlib.resources.files("mt_env.cli") / "configs"
 CRITICS = ("observation", "privileged")
+FINAL_POLICIES = ("best", "final")
 
 # The rules options as the trainer takes them: RulesConfig's fields with their declared
 # defaults (None = "resolve by R3/R5"), so overriding num_seats re-derives set and hand size.
@@ -219,6 +220,10 @@ class TrainConfig:
     """games per baseline in the final evaluation table"""
     final_eval_opponents: tuple[str, ...] = ("random", "greedy", "longest-train")
     """baselines of the final evaluation table"""
+    final_policy: str = "best"
+    """the checkpoint the final evaluation table reports: best (best.pt, the best in-training
+    evaluation's, if one was kept; with few evaluation games that pick is noisy) | final
+    (final.pt, the last weights, where anneal_lr has brought the learning rate to 0)"""
     checkpoint_every: int = 10
     """updates between checkpoints (and whenever the run stops, fails or is signalled: its last
     completed update)"""
@@ -244,6 +249,8 @@ class TrainConfig:
         checked("reward", self.reward, lambda: check_reward_mode(self.reward))
         if self.critic not in CRITICS:
             raise OptionError(f"critic={self.critic!r}: expected one of {CRITICS}")
+        if self.final_policy not in FINAL_POLICIES:
+            raise OptionError(f"final_policy={self.final_policy!r}: expected one of {FINAL_POLICIES}")
         try:
             check_backend(self.backend, processes=self.num_workers > 0)
         except (ValueError, ImportError) as err:
@@ -553,9 +560,10 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"{stop}trained {state.global_step:,} of total_steps={cfg.total_steps:,} learner steps "
           f"({state.env_steps:,} env steps) in {elapsed():.0f} s; checkpoints in {run_dir}")
 
-    # -- final evaluation table against every baseline (of best.pt if evaluations kept one)
+    # -- final evaluation table against every baseline (of best.pt if asked and one was kept)
     if cfg.final_eval_games > 0:
-        ckpt = run_dir / "best.pt" if (run_dir / "best.pt").exists() else run_dir / "final.pt"
+        best = run_dir / "best.pt"
+        ckpt = best if cfg.final_policy == "best" and best.exists() else run_dir / "final.pt"
         table = evaluation_table(ckpt, rules, cfg.final_eval_opponents, cfg.final_eval_games,
                                  seed=cfg.seed + 1, progress=bars)
         print(table)

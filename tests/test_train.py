@@ -257,6 +257,20 @@ def test_pretraining_clones_the_teacher_once(tmp_path: Path, capsys, smoke_args:
     assert "behaviour cloning" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("final_policy", ["best", "final"])
+def test_final_table_reports_the_chosen_checkpoint(tmp_path: Path, capsys, smoke_args, final_policy):
+    """``final_policy``: the final evaluation table is of best.pt (kept by the in-training
+    evaluations) or of final.pt, the last weights, as asked."""
+    run = train.main([
+        *smoke_args, "--run-dir", str(tmp_path), "--eval-every", "1", "--eval-games", "2",
+        "--final-eval-games", "2", "--final-eval-opponents", "random", "--final-policy", final_policy,
+    ])
+    assert (run / "best.pt").is_file() and (run / "final.pt").is_file()
+    out = capsys.readouterr().out
+    assert f"Evaluation of {run / (final_policy + '.pt')} (2 games each" in out
+    assert f"{run / (final_policy + '.pt')}" in (run / "evaluation.md").read_text()
+
+
 # ---------------------------------------------------------------- progress, phase by phase
 @pytest.fixture
 def bars(monkeypatch) -> list:

@@ -321,6 +321,7 @@ CLI_ERRORS = [  # (arguments, the error: the option and what was expected)
     (["--learner-seats", "3"], r"learner_seats=3: expected 1\.\.2"),
     (["--rules.num-seats", "1"], r"rules\.num_seats=1: expected an int in 2\.\.14"),
     (["--critic", "nope"], r"critic='nope': expected one of"),
+    (["--final-policy", "last"], r"final_policy='last': expected one of \('best', 'final'\)"),
     (["--features", "nope"], r"features='nope'"),
     (["--exp-name", ""], r"exp_name='': expected a non-empty name"),
     (["--exp-name", "a/b"], r"exp_name='a/b': expected a non-empty name without '/'"),
