@@ -186,14 +186,18 @@ class SearchAgent(LongestTrainAgent):
         self.searches += 1
         position = self.decoder.position(v)
         unknown = self.decoder.tiles.ids_in(position.unseen)
-        values = [[0.0] * self.samples for _ in options]
-        for j in range(self.samples):
-            world = self._world(position, v, unknown)
-            for i, option in enumerate(options):
+        worlds = [self._world(position, v, unknown) for _ in range(self.samples)]
+        states = []  # option i in world j at i * samples + j
+        for option in options:
+            for world in worlds:
                 s = world.copy()
                 apply(s, option)
-                rollout(s, self.rollout_planner)
-                values[i][j] = self.utility(v, s)
+                states.append(s)
+        self.finish_rounds(v, states)
+        values = [
+            [self.utility(v, s) for s in states[i * self.samples : (i + 1) * self.samples]]
+            for i in range(len(options))
+        ]
         best, best_gain = 0, 0.0
         for i in range(1, len(options)):
             diffs = [a - b for a, b in zip(values[i], values[0], strict=True)]
@@ -202,6 +206,12 @@ class SearchAgent(LongestTrainAgent):
             if mean > self.margin * math.sqrt(var / len(diffs)) and mean > best_gain:
                 best, best_gain = i, mean
         return best
+
+    def finish_rounds(self, v: SeatView, states: list[RoundState]) -> None:
+        """Play each imagined world to the end of the round: here by the fast scripted
+        :func:`rollout` for every seat; ``search-ppo`` plays them with its policy."""
+        for s in states:
+            rollout(s, self.rollout_planner)
 
     def utility(self, v: SeatView, s: RoundState) -> float:
         """Value of a finished rollout for the observer (seat 0).

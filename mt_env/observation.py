@@ -151,7 +151,17 @@ class ObservationEncoder:
 
     def encode(self, match: Match, seat: int) -> np.ndarray:
         """The observation of ``seat`` in the match's current round."""
-        st: RoundState = match.state
+        return self.encode_round(
+            match.state, seat, match.round_index, match.totals if match.results else None
+        )
+
+    def encode_round(
+        self, st: RoundState, seat: int, round_index: int, totals: list[int] | None
+    ) -> np.ndarray:
+        """The observation of ``seat`` in round ``round_index`` (0-based) played as ``st``,
+        the match totals before it being ``totals`` (by seat; None in the first round): what
+        :meth:`encode` gives for a match in that state, for code that plays rounds without a
+        :class:`~mt_env.match.Match` (a search's imagined worlds)."""
         cfg = self.config
         n, npip, o, t = cfg.num_seats, self._npip, self._o, cfg.num_tiles
         obs = np.zeros(self.size, dtype=np.float32)
@@ -160,7 +170,7 @@ class ObservationEncoder:
         # the per-seat and per-train lists in one read (method calls per entry cost more)
         sizes, ends, lengths, marked, pending = st.public_lists()
         rel = self._rel[seat]  # relative train -> absolute train
-        ones = [o["engine"] + st.engine, o["round"] + min(match.round_index, cfg.num_rounds - 1)]
+        ones = [o["engine"] + st.engine, o["round"] + min(round_index, cfg.num_rounds - 1)]
         end0, len0 = o["train_end"], o["train_length"]
         inv_pip = 1.0 / self.scale["train_length"]
         for r, tr in enumerate(rel):
@@ -180,8 +190,7 @@ class ObservationEncoder:
         obs[o["boneyard_size"]] = st.boneyard_size / self.scale["boneyard_size"]
         self._observer_pieces(obs, ones, st, seat)
         obs[ones] = 1.0
-        if match.results:
-            totals = match.totals
+        if totals is not None:
             sc, inv_score = o["scores"], 1.0 / self.scale["scores"]
             for r in range(n):
                 obs[sc + r] = totals[rel[r]] * inv_score
@@ -223,9 +232,12 @@ class ObservationEncoder:
 
     def action_mask(self, match: Match, seat: int) -> np.ndarray:
         """int8 mask over actions: exactly the legal moves of ``seat`` (zeros if not to act)."""
+        return self.round_action_mask(match.state, seat)
+
+    def round_action_mask(self, st: RoundState, seat: int) -> np.ndarray:
+        """:meth:`action_mask` for a round played as ``st`` (see :meth:`encode_round`)."""
         mask = np.zeros(self.num_actions, dtype=np.int8)
-        st = match.state
-        if st.seat == seat and not match.is_over:
+        if st.seat == seat and not st.is_over:
             # A seat has a few legal moves: one write each costs less than turning the
             # list into an index array for one fancy-index write.
             to_action = self._move_to_action[seat]

@@ -343,3 +343,34 @@ def test_a_view_built_from_the_match_equals_the_decoded_observation():
                 break
             moves = match.state.legal_moves()
             match.apply(moves[rng.randrange(len(moves))])
+
+
+@pytest.mark.parametrize("num_seats", [2, 4])
+def test_an_imagined_world_shows_every_seat_its_real_observation(num_seats):
+    """What ``search-ppo``'s policy rollouts read: the acting seat's decoded observation,
+    determinized with the true hidden tiles (the observer is seat 0 there), encoded for
+    world seat ``k`` by ``encode_round`` with the round and the totals rotated to the
+    observer's frame, is exactly the real observation of seat ``seat + k`` — in later
+    rounds too, where the totals are nonzero."""
+    config = RulesConfig(num_seats=num_seats, num_rounds=3)
+    enc = ObservationEncoder(config)
+    rng = random.Random(num_seats)
+    match = Match(config, seed=num_seats)
+    checked = later_rounds = 0
+    for _ in range(MAX_MOVES):
+        if match.is_over:
+            break
+        st, seat = match.state, match.state.seat
+        obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
+        position = enc.position(enc.decode(obs, mask))
+        hands, bone = truth(st, observer=seat)
+        world = determinize(position, [None, *hands[1:]], bone, drawn=drawn_id(st))
+        totals = rotated(match.totals, seat) if match.results else None
+        for k in range(num_seats):
+            real = enc.encode(match, (seat + k) % num_seats)
+            assert np.array_equal(enc.encode_round(world, k, match.round_index, totals), real)
+        assert np.array_equal(enc.round_action_mask(world, 0), mask)
+        checked += 1
+        later_rounds += match.round_index > 0 and any(match.totals)
+        match.apply(rng.choice(st.legal_moves()))
+    assert match.is_over and checked > 150 and later_rounds > 50, (checked, later_rounds)

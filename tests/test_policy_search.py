@@ -96,3 +96,66 @@ def test_a_view_without_the_vector_is_refused():
     with pytest.raises(RuntimeError, match=r"call act\(observation, action_mask\)"):
         agent.act_view(enc.view(match, seat, mask))
     assert np.asarray(mask)[agent.act(enc.encode(match, seat), mask)] == 1
+
+
+def test_the_free_first_turn_is_the_policys_own():
+    """R11: in its free first turn ``search-ppo`` plays the policy's argmax move by move (the
+    tile to lay, or the pass that ends the turn), not ``search``'s plan; the two differ on
+    some of these decisions (else this would not tell them apart)."""
+    agent = PolicySearchAgent.from_checkpoint(CKPT, RULES, seed=0)
+    ppo = PPOAgent.from_checkpoint(CKPT, RULES)
+    plain = SearchAgent(RULES, seed=0)
+    enc = ObservationEncoder(RULES)
+    seen = differ = 0
+    for seed in range(6):
+        match = Match(RULES, seed=seed)
+        agents = [agent, make_agent("greedy", RULES, seed=seed)]
+        for a in (*agents, plain):
+            a.reset()
+        for _ in game_steps():
+            if match.is_over:
+                break
+            seat = match.state.seat
+            obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
+            action = act_in_match(agents[seat], enc, match, seat, mask)
+            if seat == 0 and match.state.in_free_first_turn and mask.sum() > 1:
+                assert action == ppo.act(obs, mask)
+                view = enc.decode(obs, mask)
+                if view.lengths[0] == 0:  # the turn's first move: search would start its plan
+                    differ += plain.act_view(view) != action
+                seen += 1
+            match.apply(match.state.codec.to_move(action, seat))
+    assert seen >= 20 and differ >= 1
+
+
+def test_its_rollouts_are_the_policys_own_play_to_the_rounds_end():
+    """``finish_rounds`` plays each imagined world out with the policy's argmax for every
+    seat (batched): the same end as playing the world move by move with ``PPOAgent.act`` on
+    the worlds' own observations, and a different one from ``search``'s scripted rollout
+    in some worlds (else this would not tell them apart)."""
+    agent = PolicySearchAgent.from_checkpoint(CKPT, RULES, seed=3)
+    ppo = PPOAgent.from_checkpoint(CKPT, RULES)
+    plain = SearchAgent(RULES, seed=3)
+    enc = ObservationEncoder(RULES)
+    worlds = differ = 0
+    for obs, mask, view, _ in searched_decisions(agent, range(2)):
+        position = enc.position(view)
+        unknown = agent.decoder.tiles.ids_in(position.unseen)
+        for _ in range(2):
+            world = agent._world(position, view, unknown)
+            batched, scripted, stepped = world.copy(), world.copy(), world.copy()
+            agent.finish_rounds(view, [batched])
+            plain.finish_rounds(view, [scripted])
+            totals = list(view.totals) if view.round_index else None
+            while not stepped.is_over:
+                seat = stepped.seat
+                o = enc.encode_round(stepped, seat, view.round_index, totals)
+                action = ppo.act(o, enc.round_action_mask(stepped, seat))
+                stepped.apply(stepped.codec.to_move(action, seat))
+            assert batched.is_over and batched.scores() == stepped.scores()
+            assert [batched.hand_mask(k) for k in range(2)] == [stepped.hand_mask(k) for k in range(2)]
+            differ += batched.scores() != scripted.scores()
+            worlds += 1
+        if worlds >= 40:
+            break
+    assert worlds >= 40 and differ >= 1

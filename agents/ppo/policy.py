@@ -36,6 +36,7 @@ from mt_env.agents.features import (
 from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
 from mt_env.agents.search import SearchAgent
 from mt_env.config import RulesConfig
+from mt_env.observation import ObservationEncoder
 
 
 def _layer(inp: int, out: int, std: float) -> nn.Linear:
@@ -293,25 +294,48 @@ class PPOAgent(Agent):
         return int(self.act_batch(observation[None], action_mask[None])[0])
 
 
+POLICY_SEARCH_SAMPLES = 16
+POLICY_SEARCH_TOP_K = 3
+
+
 class PolicySearchAgent(SearchAgent):
-    """``search-ppo:PATH``: :class:`~mt_env.agents.search.SearchAgent` with a trained policy as
-    its candidate prior. The plays it searches are the policy's ``top_k`` most probable ones,
-    and the policy's own choice is the default that another candidate must beat by ``margin``
-    standard errors of the paired rollout differences (``search`` ranks by ``longest-train``
-    instead; everything else — the guessed worlds, inference, the free first turn's plan,
-    forced moves, draws and passes — is ``search``'s). The rollouts stay the fast scripted
-    ones: a network call per rollout move would cost about a hundred times more. It needs the
-    observation vector for the network (``needs_vector``): :meth:`act`, not ``act_view``."""
+    """``search-ppo:PATH``: :class:`~mt_env.agents.search.SearchAgent` built on a trained
+    policy, which proposes, continues and decides:
+
+    - **candidates and default:** the plays it searches are the policy's ``top_k`` most
+      probable ones, and the policy's own choice is the default that another candidate must
+      beat by ``margin`` standard errors of the paired rollout differences (``search`` ranks
+      by ``longest-train`` instead);
+    - **rollouts:** each candidate is played in ``samples`` guessed worlds (common to all
+      candidates) and every seat then plays the round out with the policy's argmax, all
+      worlds and candidates batched into one network call per move (``search`` finishes them
+      with a scripted policy much weaker than the trained one; with it, ``search-ppo`` was
+      no stronger than the bare policy);
+    - **free first turn (R11):** the policy's own, move by move (``search``'s plan there,
+      the longest chain less its last tile, is worse than what the policy learned).
+
+    The guessed worlds, the inference from passes, forced moves, draws and passes are
+    ``search``'s. Defaults: ``samples=16``, ``top_k=3`` (docs/experiments.md, section 3.10,
+    measures them and the steps above). It needs the observation vector for the network
+    (``needs_vector``): :meth:`act`, not ``act_view``."""
 
     name = "search-ppo"
     needs_vector = True
 
     def __init__(
-        self, config: RulesConfig, seed: int | None = None, *, policy: PPOAgent, **search_options
+        self,
+        config: RulesConfig,
+        seed: int | None = None,
+        *,
+        policy: PPOAgent,
+        samples: int = POLICY_SEARCH_SAMPLES,
+        top_k: int = POLICY_SEARCH_TOP_K,
+        **search_options,
     ) -> None:
         self.policy = policy
         self._input: tuple[np.ndarray, np.ndarray] | None = None
-        super().__init__(config, seed, **search_options)
+        self._encoder = ObservationEncoder(config)
+        super().__init__(config, seed, samples=samples, top_k=top_k, **search_options)
 
     @classmethod
     def from_checkpoint(
@@ -337,8 +361,38 @@ class PolicySearchAgent(SearchAgent):
             )
         return super().act_view(v)
 
+    def _choose(self, v) -> int:
+        if v.free_first and v.plays:  # R11: the policy lays its own first train, and passes
+            observation, mask = self._input
+            return int(self.policy.act(observation, mask))
+        return super()._choose(v)
+
     def rank(self, v) -> list[tuple[int, int, int]]:
         """The legal plays by the policy's probability, most probable first."""
         observation, mask = self._input
         probs = self.policy.probabilities(observation[None], mask[None])[0]
         return sorted(v.plays, key=lambda p: -probs[p[0]])
+
+    def finish_rounds(self, v, states: list) -> None:
+        """Play every imagined world to the end of the round with the policy's argmax for
+        every seat: forced moves at once, then one batched network call for the worlds
+        still playing, until none is. The worlds are in the observer's frame (it is seat
+        0), so ``v``'s round and match totals are theirs."""
+        enc, totals = self._encoder, list(v.totals) if v.round_index else None
+        playing = states
+        while playing:
+            waiting = []
+            for s in playing:
+                legal = s.legal_moves()
+                while len(legal) == 1:
+                    s.apply(legal[0])
+                    legal = s.legal_moves()
+                if legal:
+                    waiting.append(s)
+            if not waiting:
+                return
+            observations = np.stack([enc.encode_round(s, s.seat, v.round_index, totals) for s in waiting])
+            masks = np.stack([enc.round_action_mask(s, s.seat) for s in waiting])
+            for s, action in zip(waiting, self.policy.act_batch(observations, masks), strict=True):
+                s.apply(s.codec.to_move(int(action), s.seat))
+            playing = waiting
