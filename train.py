@@ -206,6 +206,14 @@ class TrainConfig:
     """teacher decisions recorded for that behaviour cloning (forced moves excluded)"""
     pretrain_epochs: int = 4
     """epochs of behaviour cloning over those decisions"""
+    expert_every: int = 0
+    """expert iteration during PPO (0 = off): one in this many learner decisions is also decided
+    by search-ppo built on the rollout worker's current policy (the policy proposes the
+    candidates, plays the rollouts and is the default the search must beat); where its search
+    ran, expert_coef x the cross-entropy of its choice joins the PPO loss. A label costs one
+    search: about 15 ms at 2 seats (docs/experiments.md, section 3.10)"""
+    expert_coef: float = 1.0
+    """weight of that cross-entropy: its mean over the labelled decisions of each minibatch"""
     snapshot_every: int = 10
     """updates between snapshots added to the opponent pool (0 = none)"""
     pool_size: int = 8
@@ -329,7 +337,7 @@ def parse_args(argv: list[str]) -> TrainConfig:
 LOG_COLUMNS = (
     "update", "global_step", "env_steps", "sps", "win_rate", "round_score", "opponent_round_score",
     "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
-    "eval_win_rate",
+    "eval_win_rate", "expert_labels", "expert_agreement", "expert_loss",
 )
 PPO_BAR = "{desc}: {percentage:3.0f}%|{bar}| {remaining} left{postfix}"  # % of the run's budget
 
@@ -424,7 +432,7 @@ def main(argv: list[str] | None = None) -> Path:
             reward=cfg.reward, reward_scale=cfg.reward_scale, round_is_episode=cfg.round_is_episode,
             learner_seats=cfg.learner_seats, opponent_mix=parse_opponent_mix(cfg.opponent_mix),
             features=cfg.features, hidden_sizes=cfg.hidden_sizes, gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda, critic=cfg.critic,
+            gae_lambda=cfg.gae_lambda, critic=cfg.critic, expert_every=cfg.expert_every,
         )
         for k in range(max(1, cfg.num_workers))
     ]
@@ -494,7 +502,10 @@ def main(argv: list[str] | None = None) -> Path:
             state.global_step += steps
             state.env_steps += stats["env_steps"]
             losses = ppo_update(policy, critic, optimizer, params, batch, cfg)
+            # nan when no decision had an expert label; one that diverged shows in the weights
+            expert_loss = losses.pop("expert_loss")
             check_finite(f"update {state.iteration}", losses, policy, critic)
+            labels = stats["expert_labels"]
 
             # -- logging
             sps = stats["env_steps"] / (time.time() - t0)
@@ -505,8 +516,13 @@ def main(argv: list[str] | None = None) -> Path:
             writer.add_scalar("charts/opponent_round_score", stats["opponent_round_score"], step)
             if stats["learner_matches"]:
                 writer.add_scalar("charts/learner_win_rate", stats["learner_win_rate"], step)
+            agreement = stats["expert_agree"] / labels if labels else float("nan")
             for key, value in losses.items():
                 writer.add_scalar(f"losses/{key}", value, step)
+            if labels:  # expert iteration: how often the policy already chose as the search did
+                writer.add_scalar("losses/expert_loss", expert_loss, step)
+                writer.add_scalar("charts/expert_agreement", agreement, step)
+                writer.add_scalar("charts/expert_seconds", stats["expert_seconds"], step)
 
             # -- opponent pool
             if cfg.snapshot_every and state.iteration % cfg.snapshot_every == 0:
@@ -533,7 +549,7 @@ def main(argv: list[str] | None = None) -> Path:
             with signals.deferred():
                 log.write([state.iteration, step, state.env_steps, round(sps), stats["learner_win_rate"],
                            stats["learner_round_score"], stats["opponent_round_score"],
-                           *losses.values(), eval_wr])
+                           *losses.values(), eval_wr, labels, agreement, expert_loss])
                 good = detached(checkpoint())
                 if due_eval or state.iteration % cfg.checkpoint_every == 0:
                     save_checkpoint(run_dir / "checkpoint.pt", good)
@@ -574,8 +590,10 @@ def main(argv: list[str] | None = None) -> Path:
 # ------------------------------------------------------------------------------ the PPO update
 def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainConfig) -> dict:
     """``cfg.update_epochs`` epochs of clipped PPO over ``batch`` in ``cfg.num_minibatches``
-    minibatches; the action mask is re-applied inside the network's forward. Returns the last
-    minibatch's losses, the mean clip fraction and the values' explained variance."""
+    minibatches; the action mask is re-applied inside the network's forward. Decisions with an
+    expert label (``batch["expert"] >= 0``, :attr:`TrainConfig.expert_every`) add
+    ``cfg.expert_coef`` x the cross-entropy of the label. Returns the last minibatch's losses,
+    the mean clip fraction, the values' explained variance and the mean expert loss."""
     b_obs = torch.from_numpy(batch["obs"])
     b_masks = torch.from_numpy(batch["masks"])
     # The legal actions of each row, padded to the batch's widest row: the loss only
@@ -586,13 +604,17 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
     b_returns = torch.from_numpy(batch["returns"])
     b_values = torch.from_numpy(batch["values"])
     b_priv = torch.from_numpy(batch["priv"])
-    columns = (b_obs, b_masks, b_legal, b_valid, b_pos, b_logprobs, b_adv, b_returns, b_values, b_priv)
-    clipfracs = []
+    # expert iteration: the position of each labelled decision's search choice among its legal
+    # actions (-1 where the decision has no label)
+    b_expert = torch.from_numpy(batch["expert"])
+    b_epos = torch.where(b_expert >= 0, (b_legal == b_expert[:, None]).logical_and(b_valid).float().argmax(1), -1)
+    columns = (b_obs, b_masks, b_legal, b_valid, b_pos, b_logprobs, b_adv, b_returns, b_values, b_priv, b_epos)
+    clipfracs, expert_losses = [], []
     policy.train()
     for _ in range(cfg.update_epochs):
         for mb in torch.randperm(len(b_obs)).tensor_split(cfg.num_minibatches):
             mb = mb.sort().values  # the same rows in memory order: gathered ~2.5x faster
-            obs, masks, legal, valid, pos, old_logp, mb_adv, returns, values, priv = (
+            obs, masks, legal, valid, pos, old_logp, mb_adv, returns, values, priv, epos = (
                 col.index_select(0, mb) for col in columns
             )
             logits, newvalue = policy(obs, masks)  # mask re-applied
@@ -618,6 +640,11 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
                 v_loss = 0.5 * ((newvalue - returns) ** 2).mean()
             ent = entropy.mean()
             loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+            labelled = epos >= 0
+            if labelled.any():  # expert iteration: toward the search's choices
+                e_loss = -legal_logp[labelled].gather(1, epos[labelled, None]).mean()
+                loss = loss + cfg.expert_coef * e_loss
+                expert_losses.append(e_loss.item())
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
@@ -633,6 +660,7 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
         "explained_variance": (
             float("nan") if var_y == 0 else 1 - (b_returns - b_values).var().item() / var_y.item()
         ),
+        "expert_loss": float(np.mean(expert_losses)) if expert_losses else float("nan"),
     }
 
 

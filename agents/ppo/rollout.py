@@ -16,6 +16,13 @@ and round rewards arrive after *another* seat's move. So the collector keeps one
   transition (its successor is not known yet) and bootstraps the others from
   its value; that transition is trained in the next batch.
 
+**Expert labels** (``spec.expert_every``, expert iteration): one in ``expert_every`` of the
+learner's decisions is also decided by :class:`mt_env.agents.ppo.policy.PolicySearchAgent`
+built on the collector's current weights (the policy proposes the candidates, plays the
+rollouts and is the default; the search improves on it). Where that search ran, its choice is
+the transition's ``expert`` label (else -1); the trainer adds the label's cross-entropy to the
+PPO loss. The action played is still the policy's sample.
+
 Values come from the policy's own value head, or with ``spec.critic ==
 "privileged"`` from a separate critic that also sees the other hands and the
 boneyard (:class:`mt_env.agents.ppo.policy.PrivilegedCritic`): each transition then records that
@@ -64,6 +71,8 @@ from mt_env.agents.base import act_in_match
 from mt_env.agents.features import make_featurizer
 from mt_env.agents.ppo.policy import (
     PolicyNet,
+    PolicySearchAgent,
+    PPOAgent,
     make_critic,
     make_policy,
     privileged_features,
@@ -78,8 +87,9 @@ LEARNER = "self"
 PAST = "past"
 BACKENDS = ("local", "ray")
 
-# A transition: [policy input, mask, action, logp, value, reward, done, privileged input]
-_OBS, _MASK, _ACT, _LOGP, _VAL, _REW, _DONE, _PRIV = range(8)
+# A transition: [policy input, mask, action, logp, value, reward, done, privileged input,
+# expert label (-1: none)]
+_OBS, _MASK, _ACT, _LOGP, _VAL, _REW, _DONE, _PRIV, _EXPERT = range(9)
 _NO_PRIV = np.zeros(0, dtype=np.float32)
 
 
@@ -104,6 +114,8 @@ class RolloutSpec:
     critic: str = "observation"
     """"privileged": values come from :class:`mt_env.agents.ppo.policy.PrivilegedCritic`, and each
     transition also records :func:`mt_env.agents.ppo.policy.privileged_features` for the update"""
+    expert_every: int = 0
+    """label one in this many learner decisions with search-ppo's choice (0 = none; above)"""
 
 
 def parse_opponent_mix(text: str) -> dict[str, float]:
@@ -153,7 +165,14 @@ class Collector:
             if spec.critic == "privileged" else None
         )
         self.pool: list[PolicyNet] = []
-        self._scripted: dict[str, list] = {}
+        self.expert = None
+        if spec.expert_every:  # search-ppo on this collector's own network (its weights follow)
+            net = PPOAgent(spec.rules, spec.seed, net=self.policy, features=spec.features)
+            self.expert = PolicySearchAgent(spec.rules, spec.seed, policy=net, infer=False)
+            self.expert.reset()
+        self._decisions = 0  # learner decisions it would search so far (which to label)
+        self._free_first = self.enc.pieces["phase"].start + 1  # the observation's R11 bit
+        self._draw = self.enc.codec.draw  # the first action that is not a play
         names, weights = zip(*sorted(spec.opponent_mix.items()), strict=True)
         self._mix_names, self._mix_weights = list(names), list(weights)
         self.finished: list[tuple] = []
@@ -248,18 +267,37 @@ class Collector:
             delta = tr[_REW] + gamma * next_value * nonterminal - tr[_VAL]
             adv = delta + gamma * lam * nonterminal * adv
             out.append((tr[_OBS], tr[_MASK], tr[_ACT], tr[_LOGP], tr[_VAL], adv, adv + tr[_VAL],
-                        tr[_PRIV]))
+                        tr[_PRIV], tr[_EXPERT]))
             next_value = tr[_VAL]
         self.finished.extend(reversed(out))
         del stream[: len(body)]
 
     def record(self, g: _Game, seat: int, x, mask, action: int, logp: float, value: float,
-               priv: np.ndarray = _NO_PRIV) -> None:
+               priv: np.ndarray = _NO_PRIV, expert: int = -1) -> None:
         """A learner decision of ``seat``: appended to that seat's own stream."""
         stream = g.streams[seat]
         if stream:
             self.ready += 1  # the previous decision of this seat now has a successor
-        stream.append([x, mask, action, logp, value, 0.0, False, priv])
+        stream.append([x, mask, action, logp, value, 0.0, False, priv, expert])
+
+    def _expert_label(self, obs: np.ndarray, mask: np.ndarray, greedy: int) -> int:
+        """search-ppo's choice for one in ``expert_every`` of the learner decisions it would
+        search: a choice between plays outside a free first turn (the rest it leaves to the
+        policy or the rules); else -1. ``greedy``: the policy's argmax, for the agreement
+        counter."""
+        if self.expert is None or obs[self._free_first] or mask[: self._draw].sum() < 2:
+            return -1
+        self._decisions += 1
+        if self._decisions % self.spec.expert_every:
+            return -1
+        t0, before = time.perf_counter(), self.expert.searches
+        label = int(self.expert.act(obs, mask))
+        self.stats.expert_seconds += time.perf_counter() - t0
+        if self.expert.searches == before:  # cannot happen: the decision was searchable
+            raise RuntimeError("search-ppo did not search a choice between plays")
+        self.stats.expert_labels += 1
+        self.stats.expert_agree += label == greedy
+        return label
 
     def _privileged(self, g: _Game, seat: int) -> np.ndarray:
         """The critic's hidden-information input for ``seat`` (empty without that critic)."""
@@ -318,12 +356,14 @@ class Collector:
                     values = self.critic(net.trunk_input(xt), torch.from_numpy(np.stack(privs)))
                 actions = sample_actions(logits, self.torch_gen)
                 logps = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1).numpy()
+                greedy = logits.argmax(-1).numpy()
                 actions, values = actions.numpy(), values.numpy()
                 for i, (g, seat) in enumerate(zip(games, seats, strict=True)):
                     a = int(actions[i])
                     if key == -1:
+                        label = self._expert_label(obs[i], masks[i], int(greedy[i]))
                         self.record(g, seat, x[i], masks[i], a, float(logps[i]), float(values[i]),
-                                    privs[i])
+                                    privs[i], label)
                     self.step(g, seat, a)
         for g in self.games:
             for stream in g.streams.values():
@@ -386,7 +426,7 @@ them as they come: neither side holds them all as full-width arrays)"""
 
 
 def _stack(rows: list[tuple]) -> dict:
-    obs, masks, actions, logps, values, advs, rets, privs = zip(*rows, strict=True)
+    obs, masks, actions, logps, values, advs, rets, privs, experts = zip(*rows, strict=True)
     return {
         "obs": np.stack(obs).astype(np.float32),
         "masks": np.stack(masks),
@@ -396,6 +436,7 @@ def _stack(rows: list[tuple]) -> dict:
         "advantages": np.asarray(advs, dtype=np.float32),
         "returns": np.asarray(rets, dtype=np.float32),
         "priv": np.stack(privs).astype(np.float32),
+        "expert": np.asarray(experts, dtype=np.int64),
     }
 
 
@@ -413,6 +454,9 @@ class _Stats:
         self.matches = 0
         self.wins = 0.0
         self.places: list[int] = []
+        self.expert_labels = 0
+        self.expert_agree = 0
+        self.expert_seconds = 0.0
 
     def record_match(self, places: list[int], seat: int) -> None:
         self.matches += 1
@@ -428,6 +472,9 @@ class _Stats:
             "learner_mean_place": _mean(self.places),
             "learner_round_score": _mean(self.round_scores),
             "opponent_round_score": _mean(self.opponent_scores),
+            "expert_labels": self.expert_labels,
+            "expert_agree": self.expert_agree,
+            "expert_seconds": self.expert_seconds,
         }
         self.__init__()
         return out
@@ -681,6 +728,7 @@ def _merge_stats(stats: list[dict]) -> dict:
         "learner_win_rate": wins / matches if matches else float("nan"),
         "learner_round_score": _nanmean([s["learner_round_score"] for s in stats]),
         "opponent_round_score": _nanmean([s["opponent_round_score"] for s in stats]),
+        **{k: sum(s[k] for s in stats) for k in ("expert_labels", "expert_agree", "expert_seconds")},
     }
 
 

@@ -82,6 +82,8 @@ RANGES = {
     "reward_scale": "> 0",
     "pretrain_decisions": ">= 1",
     "pretrain_epochs": ">= 1",
+    "expert_every": ">= 0",
+    "expert_coef": ">= 0",
     "snapshot_every": ">= 0",
     "pool_size": ">= 1",
     "eval_every": ">= 0",
