@@ -337,7 +337,7 @@ def parse_args(argv: list[str]) -> TrainConfig:
 LOG_COLUMNS = (
     "update", "global_step", "env_steps", "sps", "win_rate", "round_score", "opponent_round_score",
     "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
-    "eval_win_rate", "expert_labels", "expert_agreement", "expert_loss",
+    "eval_win_rate",
 )
 PPO_BAR = "{desc}: {percentage:3.0f}%|{bar}| {remaining} left{postfix}"  # % of the run's budget
 
@@ -505,7 +505,6 @@ def main(argv: list[str] | None = None) -> Path:
             # nan when no decision had an expert label; one that diverged shows in the weights
             expert_loss = losses.pop("expert_loss")
             check_finite(f"update {state.iteration}", losses, policy, critic)
-            labels = stats["expert_labels"]
 
             # -- logging
             sps = stats["env_steps"] / (time.time() - t0)
@@ -516,12 +515,13 @@ def main(argv: list[str] | None = None) -> Path:
             writer.add_scalar("charts/opponent_round_score", stats["opponent_round_score"], step)
             if stats["learner_matches"]:
                 writer.add_scalar("charts/learner_win_rate", stats["learner_win_rate"], step)
-            agreement = stats["expert_agree"] / labels if labels else float("nan")
             for key, value in losses.items():
                 writer.add_scalar(f"losses/{key}", value, step)
+            labels = stats["expert_labels"]
             if labels:  # expert iteration: how often the policy already chose as the search did
                 writer.add_scalar("losses/expert_loss", expert_loss, step)
-                writer.add_scalar("charts/expert_agreement", agreement, step)
+                writer.add_scalar("charts/expert_labels", labels, step)
+                writer.add_scalar("charts/expert_agreement", stats["expert_agree"] / labels, step)
                 writer.add_scalar("charts/expert_seconds", stats["expert_seconds"], step)
 
             # -- opponent pool
@@ -549,7 +549,7 @@ def main(argv: list[str] | None = None) -> Path:
             with signals.deferred():
                 log.write([state.iteration, step, state.env_steps, round(sps), stats["learner_win_rate"],
                            stats["learner_round_score"], stats["opponent_round_score"],
-                           *losses.values(), eval_wr, labels, agreement, expert_loss])
+                           *losses.values(), eval_wr])
                 good = detached(checkpoint())
                 if due_eval or state.iteration % cfg.checkpoint_every == 0:
                     save_checkpoint(run_dir / "checkpoint.pt", good)

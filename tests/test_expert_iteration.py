@@ -86,3 +86,19 @@ def test_the_update_moves_the_policy_toward_the_labels(trained, coef):
         assert gained.mean() > 0.5 and losses["expert_loss"] > 0
     else:
         assert gained.abs().max() < 1e-6
+
+
+def test_a_training_run_with_expert_labels_logs_them(tmp_path: Path, smoke_args: list[str]):
+    """Through the real script (in-process rollouts, a few hundred steps): the labels reach
+    the update and TensorBoard gets their count, the policy's agreement with them and their
+    loss, update by update."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run = train.main([*smoke_args, "--expert-every", "2", "--run-dir", str(tmp_path)])
+    events = EventAccumulator(str(run / "tb"))
+    events.Reload()
+    labels = [e.value for e in events.Scalars("charts/expert_labels")]
+    agreement = [e.value for e in events.Scalars("charts/expert_agreement")]
+    losses = [e.value for e in events.Scalars("losses/expert_loss")]
+    assert len(labels) == len(agreement) == len(losses) == 2 and min(labels) > 0
+    assert all(0 <= a <= 1 for a in agreement) and all(np.isfinite(losses))

@@ -138,7 +138,7 @@ def test_its_rollouts_are_the_policys_own_play_to_the_rounds_end():
     plain = SearchAgent(RULES, seed=3)
     enc = ObservationEncoder(RULES)
     worlds = differ = 0
-    for obs, mask, view, _ in searched_decisions(agent, range(2)):
+    for _, _, view, _ in searched_decisions(agent, range(2)):
         position = enc.position(view)
         unknown = agent.decoder.tiles.ids_in(position.unseen)
         for _ in range(2):
