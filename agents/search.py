@@ -183,6 +183,20 @@ class SearchAgent(LongestTrainAgent):
         same ``samples`` guessed worlds and rolled out; option 0 (the top-ranked one, the
         ``longest-train`` choice here) is left only for one whose mean gain over it exceeds ``margin`` standard
         errors of the paired difference."""
+        values = self.option_values(v, options, apply)
+        best, best_gain = 0, 0.0
+        for i in range(1, len(options)):
+            diffs = [a - b for a, b in zip(values[i], values[0], strict=True)]
+            mean = sum(diffs) / len(diffs)
+            var = sum((d - mean) ** 2 for d in diffs) / max(1, len(diffs) - 1)
+            if mean > self.margin * math.sqrt(var / len(diffs)) and mean > best_gain:
+                best, best_gain = i, mean
+        return best
+
+    def option_values(self, v: SeatView, options: list, apply) -> list[list[float]]:
+        """``values[i][j]``: the :meth:`utility` of option ``i`` applied in guessed world
+        ``j`` (the same ``samples`` worlds for every option) and played out by
+        :meth:`finish_rounds`."""
         self.searches += 1
         position = self.decoder.position(v)
         unknown = self.decoder.tiles.ids_in(position.unseen)
@@ -194,18 +208,10 @@ class SearchAgent(LongestTrainAgent):
                 apply(s, option)
                 states.append(s)
         self.finish_rounds(v, states)
-        values = [
+        return [
             [self.utility(v, s) for s in states[i * self.samples : (i + 1) * self.samples]]
             for i in range(len(options))
         ]
-        best, best_gain = 0, 0.0
-        for i in range(1, len(options)):
-            diffs = [a - b for a, b in zip(values[i], values[0], strict=True)]
-            mean = sum(diffs) / len(diffs)
-            var = sum((d - mean) ** 2 for d in diffs) / max(1, len(diffs) - 1)
-            if mean > self.margin * math.sqrt(var / len(diffs)) and mean > best_gain:
-                best, best_gain = i, mean
-        return best
 
     def finish_rounds(self, v: SeatView, states: list[RoundState]) -> None:
         """Play each imagined world to the end of the round: here by the fast scripted

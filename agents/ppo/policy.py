@@ -250,6 +250,7 @@ class PPOAgent(Agent):
         self.deterministic = deterministic
         self.name = label
         self._gen = torch.Generator().manual_seed(seed if seed is not None else 0)
+        self._encoder: ObservationEncoder | None = None  # for play_out, made when first used
 
     @classmethod
     def from_checkpoint(
@@ -293,6 +294,33 @@ class PPOAgent(Agent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], action_mask[None])[0])
 
+    def play_out(self, states: list, round_index: int, totals: list[int] | None) -> None:
+        """Play each :class:`~mt_env.rules.RoundState` to the end of its round with this
+        policy for every seat: forced moves at once, then one batched network call for the
+        states still playing, until none is. ``round_index`` and ``totals`` (match totals by
+        seat before the round; None in the first) are what every seat's observation shows
+        (:meth:`~mt_env.observation.ObservationEncoder.encode_round`). The rollouts of
+        ``search-ppo`` and of :mod:`mt_env.agents.ppo.improve`."""
+        if self._encoder is None:
+            self._encoder = ObservationEncoder(self.config)
+        enc, playing = self._encoder, states
+        while playing:
+            waiting = []
+            for s in playing:
+                legal = s.legal_moves()
+                while len(legal) == 1:
+                    s.apply(legal[0])
+                    legal = s.legal_moves()
+                if legal:
+                    waiting.append(s)
+            if not waiting:
+                return
+            observations = np.stack([enc.encode_round(s, s.seat, round_index, totals) for s in waiting])
+            masks = np.stack([enc.round_action_mask(s, s.seat) for s in waiting])
+            for s, action in zip(waiting, self.act_batch(observations, masks), strict=True):
+                s.apply(s.codec.to_move(int(action), s.seat))
+            playing = waiting
+
 
 POLICY_SEARCH_SAMPLES = 16
 POLICY_SEARCH_TOP_K = 3
@@ -334,7 +362,6 @@ class PolicySearchAgent(SearchAgent):
     ) -> None:
         self.policy = policy
         self._input: tuple[np.ndarray, np.ndarray] | None = None
-        self._encoder = ObservationEncoder(config)
         super().__init__(config, seed, samples=samples, top_k=top_k, **search_options)
 
     @classmethod
@@ -375,24 +402,6 @@ class PolicySearchAgent(SearchAgent):
 
     def finish_rounds(self, v, states: list) -> None:
         """Play every imagined world to the end of the round with the policy's argmax for
-        every seat: forced moves at once, then one batched network call for the worlds
-        still playing, until none is. The worlds are in the observer's frame (it is seat
-        0), so ``v``'s round and match totals are theirs."""
-        enc, totals = self._encoder, list(v.totals) if v.round_index else None
-        playing = states
-        while playing:
-            waiting = []
-            for s in playing:
-                legal = s.legal_moves()
-                while len(legal) == 1:
-                    s.apply(legal[0])
-                    legal = s.legal_moves()
-                if legal:
-                    waiting.append(s)
-            if not waiting:
-                return
-            observations = np.stack([enc.encode_round(s, s.seat, v.round_index, totals) for s in waiting])
-            masks = np.stack([enc.round_action_mask(s, s.seat) for s in waiting])
-            for s, action in zip(waiting, self.policy.act_batch(observations, masks), strict=True):
-                s.apply(s.codec.to_move(int(action), s.seat))
-            playing = waiting
+        every seat (:meth:`PPOAgent.play_out`). The worlds are in the observer's frame (it
+        is seat 0), so ``v``'s round and match totals are theirs."""
+        self.policy.play_out(states, v.round_index, list(v.totals) if v.round_index else None)
