@@ -1,0 +1,248 @@
+"""Search as a policy-improvement operator after training (``python -m mt_env.agents.ppo.improve``,
+issue 14): the policy's decisions labelled with ``search-ppo``'s candidate values, the anchors,
+the improved targets, the fit, and the command that writes the improved checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from mt_env import Match, RulesConfig
+from mt_env.agents.features import make_featurizer
+from mt_env.agents.ppo import PPOAgent, build_policy, load_checkpoint
+from mt_env.agents.ppo.improve import Job, Labeller, collect, fit, improved_targets, main
+from mt_env.observation import ObservationEncoder
+
+CKPT = Path(__file__).resolve().parents[1] / "checkpoints" / "default-2seat.pt"
+RULES = RulesConfig(num_seats=2)
+
+
+def _job(seed: int, **kw) -> Job:
+    options = dict(
+        checkpoint=str(CKPT),
+        config=RULES.to_dict(),
+        seed=seed,
+        matches=1,
+        label_prob=0.3,
+        futures=3,
+        max_actions=3,
+        opponents=(("self", 1.0), ("longest-train", 1.0)),
+    )
+    return Job(**{**options, **kw})
+
+
+@pytest.fixture(scope="module")
+def labelled() -> dict:
+    return collect(_job(5))
+
+
+def test_labels_are_the_policys_candidates_each_valued_in_every_guessed_world(labelled):
+    """Every labelled decision is one ``search-ppo`` would search (two or more legal plays);
+    its candidates are legal, distinct plays, the policy's most probable first, each with a
+    finite value in every world; the padding (fewer plays than ``max_actions``) is -1 with
+    no value."""
+    obs, masks, actions, q = labelled["obs"], labelled["mask"], labelled["actions"], labelled["q"]
+    enc = ObservationEncoder(RULES)
+    assert len(obs) >= 5 and masks.shape == (len(obs), enc.num_actions)
+    assert q.shape == (len(obs), 3, 3)
+    probs = PPOAgent.from_checkpoint(CKPT, RULES).probabilities(obs, masks)
+    for row in range(len(obs)):
+        plays = np.flatnonzero(masks[row, : enc.codec.draw])
+        searched = actions[row][actions[row] >= 0]
+        assert len(plays) >= 2 and len(searched) == min(3, len(plays))
+        assert set(searched) <= set(plays) and len(set(searched)) == len(searched)
+        assert probs[row, searched[0]] == probs[row, plays].max()
+        assert np.isfinite(q[row, : len(searched)]).all()
+        assert np.isnan(q[row, len(searched) :]).all()
+
+
+def test_the_labeller_plays_the_policys_own_choice():
+    """The labelled decisions are the policy's: with every decision labelled, the labeller
+    still plays the policy's argmax, so the states are those the policy reaches."""
+    policy = PPOAgent.from_checkpoint(CKPT, RULES)
+    agent = Labeller(RULES, 3, policy=policy, samples=2, top_k=2, label_prob=1.0)
+    enc = ObservationEncoder(RULES)
+    match = Match(RULES, seed=9)
+    agent.reset()
+    for _ in range(300):
+        if match.round_index > 0:
+            break
+        seat = match.state.seat
+        obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
+        action = agent.act(obs, mask) if seat == 0 else policy.act(obs, mask)
+        assert action == policy.act(obs, mask)
+        match.apply(match.state.codec.to_move(action, seat))
+    assert len(agent.records) >= 3
+
+
+def test_the_same_seed_labels_the_same_decisions_the_same_way(labelled):
+    again = collect(_job(5))
+    for key in ("obs", "mask", "actions"):
+        assert np.array_equal(again[key], labelled[key])
+    assert np.array_equal(again["q"], labelled["q"], equal_nan=True)
+
+
+def test_anchors_are_the_policys_other_choices_and_keep_the_old_policy_as_target(labelled):
+    """With ``anchor_prob=1`` the decisions with a choice that were not labelled (the free
+    first turn among them) come as rows with no searched action; their improved target is
+    the old policy itself, whatever the temperature, and the labelled rows are as before."""
+    data = collect(_job(5, anchor_prob=1.0))
+    anchors = data["actions"][:, 0] < 0
+    assert (
+        anchors.any()
+        and (data["actions"][anchors] == -1).all()
+        and np.isnan(data["q"][anchors]).all()
+    )
+    assert (data["mask"][anchors].sum(1) >= 2).all()
+    enc = ObservationEncoder(RULES)
+    free_first = data["obs"][anchors][:, enc.pieces["phase"]][:, 1] > 0.5
+    assert free_first.any()
+    assert np.array_equal(data["obs"][~anchors], labelled["obs"])  # the same games, same labels
+    payload = load_checkpoint(CKPT, RULES)
+    net = build_policy(payload)
+    x = torch.as_tensor(make_featurizer(RULES, payload["features"])(data["obs"][anchors]))
+    m = torch.as_tensor(data["mask"][anchors].astype(bool))
+    with torch.no_grad():
+        logits = net(x, m)[0]
+    t = improved_targets(
+        logits,
+        m,
+        torch.as_tensor(data["actions"][anchors]),
+        torch.as_tensor(data["q"][anchors]),
+        temperature=0.1,
+    )
+    assert torch.allclose(t, torch.softmax(logits, -1), atol=1e-6)
+
+
+def _rows():
+    """Two decisions over four actions: row 0 legal {0, 1, 2}, searched 0 and 1 (2 is not);
+    row 1 legal {1, 3}, both searched."""
+    masks = torch.tensor([[1, 1, 1, 0], [0, 1, 0, 1]], dtype=torch.bool)
+    logits = torch.tensor([[2.0, 1.0, 0.0, 0.0], [0.0, 0.5, 0.0, 0.0]])
+    logits = logits.masked_fill(~masks, torch.finfo(torch.float32).min)
+    actions = torch.tensor([[0, 1], [3, 1]])
+    q = torch.tensor([[[1.0, 3.0], [6.0, 8.0]], [[0.0, 0.0], [2.0, 2.0]]])  # (N, M, K)
+    return logits, masks, actions, q
+
+
+def test_improved_targets_reweight_the_old_policy_by_the_exponentiated_advantage():
+    logits, masks, actions, q = _rows()
+    p_old = torch.softmax(logits, -1)
+    cold = improved_targets(logits, masks, actions, q, temperature=1e6)
+    assert torch.allclose(cold, p_old, atol=1e-5)  # a huge temperature keeps the old policy
+    assert (cold[~masks] == 0).all()
+    t = improved_targets(logits, masks, actions, q, temperature=1.0)
+    # row 0: q means 2 and 7 for actions 0 and 1; the unsearched action 2 gets the lowest
+    # advantage (action 0's); row 1: q means 0 (action 3) and 2 (action 1)
+    expected0 = p_old[0, :3] * torch.exp(torch.tensor([2.0, 7.0, 2.0]))
+    expected1 = p_old[1, [1, 3]] * torch.exp(torch.tensor([2.0, 0.0]))
+    assert torch.allclose(t[0, :3], expected0 / expected0.sum(), atol=1e-6)
+    assert torch.allclose(t[1, [1, 3]], expected1 / expected1.sum(), atol=1e-6)
+    assert t[0, 3] == 0 and t[1, 0] == 0 and t[1, 2] == 0
+    assert torch.allclose(t.sum(1), torch.ones(2))
+
+
+@pytest.mark.parametrize("objective", ["tilt", "linear"])
+def test_fit_moves_the_policy_toward_targets_that_overrule_it(labelled, objective):
+    """Values that make the policy's second choice far better everywhere: after the fit the
+    net's argmax agrees with the targets' far more often, and the held-out KL falls."""
+    payload = load_checkpoint(CKPT, RULES)
+    net = build_policy(payload)
+    data = dict(labelled)
+    q = np.zeros_like(data["q"])
+    q[:, 1, :] = 50.0  # the second most probable action is worth 50 pips more
+    q[np.isnan(data["q"])] = np.nan
+    data["q"] = q
+    data = {k: np.concatenate([v] * 20) for k, v in data.items()}  # enough rows to learn from
+    figures = fit(
+        net,
+        make_featurizer(RULES, payload["features"]),
+        data,
+        temperature=1.0,
+        epochs=4,
+        lr=1e-3,
+        batch=64,
+        seed=0,
+        objective=objective,
+    )
+    assert figures["target_changes_argmax"] == 1.0 and figures["agree_before"] == 0.0
+    assert figures["agree_after"] >= 0.5 and figures["kl_after"] < 0.8 * figures["kl_before"]
+
+
+def test_the_command_writes_a_loadable_improved_checkpoint_and_refuses_bad_options(
+    tmp_path, labelled
+):
+    data = tmp_path / "labels.npz"
+    np.savez(data, **labelled)
+    out = tmp_path / "improved.pt"
+    assert (
+        main(["--checkpoint", str(CKPT), "--out", str(out), "--data", str(data), "--epochs", "1"])
+        == 0
+    )
+    improved = load_checkpoint(out, RULES)
+    original = load_checkpoint(CKPT, RULES)
+    assert improved["features"] == original["features"] and "optimizer" not in improved
+    changed = [
+        k for k in original["model"] if not torch.equal(original["model"][k], improved["model"][k])
+    ]
+    assert changed and not any(
+        k.startswith("critic") for k in changed
+    )  # the policy moved, not the value
+    for flag, value in (
+        ("--temperature", "0"),
+        ("--futures", "0"),
+        ("--label-prob", "1.5"),
+        ("--minutes", "nan"),
+    ):
+        with pytest.raises(SystemExit):
+            main(["--checkpoint", str(CKPT), "--out", str(out), flag, value])
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", str(CKPT), "--out", str(out), "--opponents", "self=1,x"])
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", str(CKPT), "--out", str(out), "--opponents", "no-such-agent=1"])
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, obs=np.zeros((3, 5), np.float32))
+    with pytest.raises(ValueError, match="expected arrays"):
+        main(["--checkpoint", str(CKPT), "--out", str(out), "--data", str(bad)])
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a readable .npz"):
+        main(["--checkpoint", str(CKPT), "--out", str(out), "--data", str(bad)])
+
+
+def test_the_command_labels_in_worker_processes_and_keeps_the_labels(tmp_path):
+    """Without a data file: one worker labels one match (any started job finishes past the
+    time limit), the labels are written where ``--data`` says, then fitted."""
+    data, out = tmp_path / "labels.npz", tmp_path / "improved.pt"
+    assert (
+        main(
+            [
+                "--checkpoint",
+                str(CKPT),
+                "--out",
+                str(out),
+                "--data",
+                str(data),
+                "--minutes",
+                "0.001",
+                "--workers",
+                "1",
+                "--matches-per-job",
+                "1",
+                "--futures",
+                "2",
+                "--max-actions",
+                "2",
+                "--epochs",
+                "1",
+            ]
+        )
+        == 0
+    )
+    with np.load(data) as f:
+        labels, anchors = (f["actions"][:, 0] >= 0).sum(), (f["actions"][:, 0] < 0).sum()
+    assert labels > 0 and anchors > 0
+    load_checkpoint(out, RULES)
+    assert not list(tmp_path.glob(".*.tmp*"))  # the atomic writes left no temp file
