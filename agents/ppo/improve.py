@@ -197,17 +197,21 @@ def collect_many(
     )
     with mp.get_context("spawn").Pool(workers) as pool:
         pending = [pool.apply_async(collect, (next(jobs),)) for _ in range(workers)]
+        reported = 0.0
         while pending:
             parts.append(pending.pop(0).get())
-            labelled = sum(int((p["actions"][:, 0] >= 0).sum()) for p in parts)
-            total = sum(len(p["obs"]) for p in parts)
-            print(
-                f"improve: {labelled} labelled and {total - labelled} anchor decisions in "
-                f"{time.monotonic() - start:.0f} s",
-                flush=True,
-            )
-            if time.monotonic() - start < minutes * 60:
+            elapsed = time.monotonic() - start
+            if elapsed < minutes * 60:
                 pending.append(pool.apply_async(collect, (next(jobs),)))
+            if elapsed - reported >= 30 or not pending:  # a line every half minute, and the last
+                reported = elapsed
+                labelled = sum(int((p["actions"][:, 0] >= 0).sum()) for p in parts)
+                total = sum(len(p["obs"]) for p in parts)
+                print(
+                    f"improve: {labelled} labelled and {total - labelled} anchor decisions "
+                    f"in {elapsed:.0f} s",
+                    flush=True,
+                )
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out is not None:
         out = Path(out)
