@@ -185,6 +185,8 @@ def test_the_command_writes_a_loadable_improved_checkpoint_and_refuses_bad_optio
     improved = load_checkpoint(out, RULES)
     original = load_checkpoint(CKPT, RULES)
     assert improved["features"] == original["features"] and "optimizer" not in improved
+    assert improved["improve"]["temperature"] == 2.0 and improved["improve"]["epochs"] == 1
+    assert improved["improve"]["decisions"] == len(labelled["obs"])
     changed = [
         k for k in original["model"] if not torch.equal(original["model"][k], improved["model"][k])
     ]

@@ -25,6 +25,8 @@ choices:
    ``E_pi[A] - temperature * KL(pi || pi_old)``, which is linear in the values (the noise
    in them averages out over decisions instead of being exponentiated first).
 4. **Fit** (:func:`fit`): the policy (not the value head) is trained toward the targets.
+   The policy-only checkpoint written carries an ``improve`` entry: the command's options
+   and the fit's figures.
 
 Measured (section 3.11): the values are mostly noise at this budget — with 16 worlds the
 standard error of a paired difference is 8.6 pips (median) against a median gain of 9.1,
@@ -491,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     print("improve: " + json.dumps(figures))
     payload = policy_export(payload)
     payload["model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    # provenance: what this step did, next to the trainer's configuration it started from
+    payload["improve"] = {**{k: v for k, v in vars(args).items() if v is not None}, **figures}
     save_checkpoint(args.out, payload)
     print(f"improve: wrote {args.out}")
     return 0
