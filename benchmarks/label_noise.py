@@ -4,7 +4,8 @@ Reads the labelled decisions that ``python -m mt_env.agents.ppo.improve --data F
 and prints, over every (other candidate, policy's choice) pair of a decision, the paired
 difference of their values in the decision's guessed worlds: its median size against its
 standard error, and how often another candidate beats the policy's choice by one or two
-standard errors (about 16% and 2.3% for pure noise). docs/experiments.md section 3.11.
+standard errors (for pure noise, with the standard error estimated from 16 worlds: about
+16.7% and 3.2%). docs/experiments.md section 3.11.
 
     .venv/bin/python benchmarks/label_noise.py runs/improve/labels.npz
 """

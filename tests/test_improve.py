@@ -4,6 +4,7 @@ the improved targets, the fit, and the command that writes the improved checkpoi
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,15 @@ import torch
 from mt_env import Match, RulesConfig
 from mt_env.agents.features import make_featurizer
 from mt_env.agents.ppo import PPOAgent, build_policy, load_checkpoint
-from mt_env.agents.ppo.improve import Job, Labeller, collect, fit, improved_targets, main
+from mt_env.agents.ppo.improve import (
+    Job,
+    Labeller,
+    advantages,
+    collect,
+    fit,
+    improved_targets,
+    main,
+)
 from mt_env.observation import ObservationEncoder
 
 CKPT = Path(__file__).resolve().parents[1] / "checkpoints" / "default-2seat.pt"
@@ -72,8 +81,9 @@ def test_the_labeller_plays_the_policys_own_choice():
             break
         seat = match.state.seat
         obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
-        action = agent.act(obs, mask) if seat == 0 else policy.act(obs, mask)
-        assert action == policy.act(obs, mask)
+        action = policy.act(obs, mask)
+        if seat == 0:
+            assert agent.act(obs, mask) == action
         match.apply(match.state.codec.to_move(action, seat))
     assert len(agent.records) >= 3
 
@@ -128,6 +138,22 @@ def _rows():
     return logits, masks, actions, q
 
 
+def test_advantages_are_values_less_the_old_policys_mean_over_the_searched_actions():
+    logits, masks, actions, q = _rows()
+    p_old = torch.softmax(logits, -1)
+    adv = advantages(logits, masks, actions, q)
+    base0 = (p_old[0, 0] * 2.0 + p_old[0, 1] * 7.0) / (p_old[0, 0] + p_old[0, 1])
+    base1 = (p_old[1, 3] * 0.0 + p_old[1, 1] * 2.0) / (p_old[1, 3] + p_old[1, 1])
+    expected = torch.tensor(
+        [[2.0 - base0, 7.0 - base0, 2.0 - base0, 0.0], [0.0, 2.0 - base1, 0.0, -base1]]
+    )
+    assert torch.allclose(adv, expected, atol=1e-5)
+    anchor = advantages(
+        logits[:1], masks[:1], torch.tensor([[-1, -1]]), torch.full((1, 2, 2), math.nan)
+    )
+    assert (anchor == 0).all()
+
+
 def test_improved_targets_reweight_the_old_policy_by_the_exponentiated_advantage():
     logits, masks, actions, q = _rows()
     p_old = torch.softmax(logits, -1)
@@ -148,7 +174,8 @@ def test_improved_targets_reweight_the_old_policy_by_the_exponentiated_advantage
 @pytest.mark.parametrize("objective", ["tilt", "linear"])
 def test_fit_moves_the_policy_toward_targets_that_overrule_it(labelled, objective):
     """Values that make the policy's second choice far better everywhere: after the fit the
-    net's argmax agrees with the targets' far more often, and the held-out KL falls."""
+    net's argmax agrees with the targets' far more often, and the KL falls (the rows are
+    repeated, so this is the fit of rows it trained on, not generalisation)."""
     payload = load_checkpoint(CKPT, RULES)
     net = build_policy(payload)
     data = dict(labelled)
@@ -193,31 +220,55 @@ def test_the_command_writes_a_loadable_improved_checkpoint_and_refuses_bad_optio
     assert changed and not any(
         k.startswith("critic") for k in changed
     )  # the policy moved, not the value
-    for flag, value in (
-        ("--temperature", "0"),
-        ("--futures", "0"),
-        ("--label-prob", "1.5"),
-        ("--minutes", "nan"),
+    assert improved["improve"]["labels"]["file"] == str(data)
+
+
+def test_the_command_refuses_bad_options_naming_them(tmp_path, labelled, capsys):
+    """Each bad option stops the command with a message naming it, before any labelling or
+    fitting (``--data`` names a good file, so a missed check would fit and return 0)."""
+    data = tmp_path / "labels.npz"
+    np.savez(data, **labelled)
+    base = ["--out", str(tmp_path / "x.pt"), "--data", str(data)]
+    for args, message in (
+        (["--temperature", "0"], "--temperature=0.0: expected a finite number > 0"),
+        (["--futures", "0"], "--futures=0: expected a finite number >= 1"),
+        (["--label-prob", "1.5"], "--label-prob=1.5: expected a finite number in (0, 1]"),
+        (["--minutes", "nan"], "--minutes=nan: expected a finite number > 0"),
+        (["--opponents", "self=1,x"], "--opponents: opponent_mix="),
+        (["--opponents", "no-such-agent=1"], "--opponents: unknown agent"),
     ):
         with pytest.raises(SystemExit):
-            main(["--checkpoint", str(CKPT), "--out", str(out), flag, value])
+            main(["--checkpoint", str(CKPT), *base, *args])
+        assert message in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["--checkpoint", str(CKPT), "--out", str(out), "--opponents", "self=1,x"])
-    with pytest.raises(SystemExit):
-        main(["--checkpoint", str(CKPT), "--out", str(out), "--opponents", "no-such-agent=1"])
+        main(["--checkpoint", str(tmp_path / "none.pt"), *base])
+    assert "--checkpoint: checkpoint" in capsys.readouterr().err
+    assert not (tmp_path / "x.pt").exists()
+
+
+def test_a_malformed_labels_file_is_refused_with_what_was_expected(tmp_path, labelled):
+    out = tmp_path / "x.pt"
     bad = tmp_path / "bad.npz"
     np.savez(bad, obs=np.zeros((3, 5), np.float32))
     with pytest.raises(ValueError, match="expected arrays"):
         main(["--checkpoint", str(CKPT), "--out", str(out), "--data", str(bad)])
+    illegal = dict(labelled)
+    illegal["actions"] = labelled["actions"].copy()
+    row = int(np.flatnonzero(labelled["actions"][:, 0] >= 0)[0])
+    illegal["actions"][row, 0] = int(np.flatnonzero(labelled["mask"][row] == 0)[0])
+    np.savez(bad, **illegal)
+    with pytest.raises(ValueError, match="not legal in its row's mask"):
+        main(["--checkpoint", str(CKPT), "--out", str(out), "--data", str(bad)])
     bad.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable .npz"):
         main(["--checkpoint", str(CKPT), "--out", str(out), "--data", str(bad)])
+    assert not out.exists()
 
 
 def test_the_command_labels_in_worker_processes_and_keeps_the_labels(tmp_path):
     """Without a data file: one worker labels one match (any started job finishes past the
     time limit), the labels are written where ``--data`` says, then fitted."""
-    data, out = tmp_path / "labels.npz", tmp_path / "improved.pt"
+    data, out = tmp_path / "new" / "labels.npz", tmp_path / "improved.pt"
     assert (
         main(
             [
@@ -246,5 +297,6 @@ def test_the_command_labels_in_worker_processes_and_keeps_the_labels(tmp_path):
     with np.load(data) as f:
         labels, anchors = (f["actions"][:, 0] >= 0).sum(), (f["actions"][:, 0] < 0).sum()
     assert labels > 0 and anchors > 0
-    load_checkpoint(out, RULES)
-    assert not list(tmp_path.glob(".*.tmp*"))  # the atomic writes left no temp file
+    labels = load_checkpoint(out, RULES)["improve"]["labels"]
+    assert labels["futures"] == 2 and labels["max_actions"] == 2 and labels["anchor_prob"] == 0.15
+    assert not list(tmp_path.rglob(".*.tmp"))  # the atomic writes left no temp file

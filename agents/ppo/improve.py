@@ -14,7 +14,7 @@ choices:
    guessed hidden tiles with its inference from passes, every seat played out by the
    policy, :meth:`PPOAgent.play_out`; the value is the lead in match totals after the round).
 2. **Anchors.** A share ``anchor_prob`` of the policy's other decisions with a choice (the
-   free first turn, draws and passes, unlabelled searches) is kept with no values: their
+   free first turn's plays and pass, unlabelled searches) is kept with no values: their
    target is the old policy. Without them a fit moves the decisions it never saw: a fit
    on labelled decisions alone changed the argmax on 23% of the free-first-turn and other
    unlabelled decisions and lost 5 points against ``search``.
@@ -24,14 +24,15 @@ choices:
    improvement step of MPO/AWR). ``objective="linear"`` instead maximises
    ``E_pi[A] - temperature * KL(pi || pi_old)``, which is linear in the values (the noise
    in them averages out over decisions instead of being exponentiated first).
-4. **Fit** (:func:`fit`): the policy (not the value head) is trained toward the targets.
-   The policy-only checkpoint written carries an ``improve`` entry: the command's options
-   and the fit's figures.
+4. **Fit** (:func:`fit`): the trunk and the policy head are trained toward the targets (the
+   value head's own layer is frozen; its output moves with the shared trunk).
+   The policy-only checkpoint written carries an ``improve`` entry: the fit's options and
+   figures, and the labelling's options as the labels file recorded them.
 
 Measured (section 3.11): the values are mostly noise at this budget — with 16 worlds the
 standard error of a paired difference is 8.6 pips (median) against a median gain of 9.1,
 and 5% of the alternatives beat the policy's choice by two standard errors where chance
-alone gives 2.3% — and no fit of 95,000 labelled decisions beat the shipped checkpoint
+alone gives 3.2% — and no fit of 95,000 labelled decisions beat the shipped checkpoint
 against ``search``. The command stays for larger budgets (more worlds per label);
 ``python -m mt_env.agents.ppo.improve --help`` lists its options.
 """
@@ -45,6 +46,7 @@ import math
 import multiprocessing as mp
 import os
 import random
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +57,12 @@ import torch
 from mt_env.agents import make_agent
 from mt_env.agents.base import act_in_match
 from mt_env.agents.features import make_featurizer
-from mt_env.agents.ppo.checkpoint import load_checkpoint, policy_export, save_checkpoint
+from mt_env.agents.ppo.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    policy_export,
+    save_checkpoint,
+)
 from mt_env.agents.ppo.policy import PolicySearchAgent, PPOAgent, build_policy
 from mt_env.agents.ppo.rollout import parse_opponent_mix
 from mt_env.config import RulesConfig
@@ -84,6 +91,8 @@ class Labeller(PolicySearchAgent):
 
 @dataclass
 class Job:
+    """One worker's share of the labelling: :func:`collect`'s arguments."""
+
     checkpoint: str
     config: dict
     seed: int
@@ -93,7 +102,6 @@ class Job:
     max_actions: int
     opponents: tuple[tuple[str, float], ...]
     anchor_prob: float = 0.0
-    """One worker's share of the labelling: :func:`collect`'s arguments."""
 
 
 def collect(job: Job) -> dict:
@@ -215,12 +223,42 @@ def collect_many(
                     flush=True,
                 )
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    data["meta"] = np.array(
+        json.dumps(
+            {
+                "checkpoint": str(checkpoint),
+                "seed": seed,
+                "minutes": minutes,
+                "workers": workers,
+                "matches_per_job": matches_per_job,
+                "label_prob": label_prob,
+                "anchor_prob": anchor_prob,
+                "futures": futures,
+                "max_actions": max_actions,
+                "opponents": dict(opponents),
+            }
+        )
+    )
     if out is not None:
-        out = Path(out)
-        tmp = out.with_name(f".{out.name}.tmp.npz")
-        np.savez_compressed(tmp, **data)
-        os.replace(tmp, out)
+        write_data(out, data)
     return data
+
+
+def write_data(path: str | os.PathLike, data: dict) -> None:
+    """``np.savez_compressed`` of ``data`` to ``path``, atomically (temp file in the same
+    folder, fsync, ``os.replace``; the folder is made if missing)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 OBJECTIVES = ("tilt", "linear")
@@ -254,6 +292,19 @@ def read_data(path: str | os.PathLike, config: RulesConfig) -> dict:
             f"(N, {enc.num_actions}), (N, M), (N, M, K) for these rules; got "
             f"{ {k: v.shape for k, v in data.items()} }"
         )
+    actions, q, masks = data["actions"], data["q"], data["mask"]
+    if not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"--data {path}: actions are {actions.dtype}, expected integers")
+    searched = actions >= 0
+    rows = np.nonzero(searched)[0]
+    legal = actions.min(initial=0) >= -1 and actions.max(initial=0) < enc.num_actions
+    if not legal or not masks[rows, actions[searched]].all():
+        raise ValueError(f"--data {path}: a searched action is not legal in its row's mask")
+    if not np.isfinite(q[searched]).all() or not np.isnan(q[~searched]).all():
+        raise ValueError(
+            f"--data {path}: expected finite values for searched actions and NaN padding"
+        )
+    data["actions"] = actions.astype(np.int64)
     return data
 
 
@@ -306,7 +357,8 @@ def fit(
     holdout: float = 0.1,
     objective: str = "tilt",
 ) -> dict:
-    """Train ``net``'s policy (its value head stays as it is) on :func:`collect`'s decisions:
+    """Train ``net``'s trunk and policy head (not the value head's layer) on
+    :func:`collect`'s decisions:
     cross-entropy toward :func:`improved_targets` (``objective="tilt"``) or the linear
     objective of the module docstring (``"linear"``). Returns held-out figures (a random
     ``holdout`` share of the rows): the mean KL from target to net and how often the net's
@@ -314,6 +366,8 @@ def fit(
     the old policy's argmax."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective={objective!r}: expected one of {OBJECTIVES}")
+    if len(data["obs"]) < 2:
+        raise ValueError(f"{len(data['obs'])} decisions to fit: expected at least 2")
     torch.manual_seed(seed)
     x = torch.as_tensor(featurize(data["obs"]))
     masks = torch.as_tensor(data["mask"].astype(bool))
@@ -328,7 +382,7 @@ def fit(
     old_logp = torch.log_softmax(old, -1)
     n = len(x)
     perm = torch.randperm(n)
-    n_val = int(n * holdout)
+    n_val = max(1, int(n * holdout))
     val, train = perm[:n_val], perm[n_val:]
 
     def held_out() -> tuple[float, float]:
@@ -403,8 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--anchor-prob",
         type=float,
-        default=1.0,
-        help="share of the other decisions with a choice kept as anchors",
+        default=0.15,
+        help="share of the other decisions with a choice kept as anchors (0.15: about one "
+        "anchor per label at the default --label-prob)",
     )
     parser.add_argument(
         "--opponents",
@@ -442,14 +497,16 @@ def main(argv: list[str] | None = None) -> int:
         ("--batch", args.batch >= 1, ">= 1"),
     ):
         if not (ok and math.isfinite(getattr(args, name[2:].replace("-", "_")))):
-            parser.error(
-                f"{name}={getattr(args, name[2:].replace('-', '_'))!r}: expected {expected}"
-            )
+            value = getattr(args, name[2:].replace("-", "_"))
+            parser.error(f"{name}={value!r}: expected a finite number {expected}")
     try:
         mix = parse_opponent_mix(args.opponents)
     except ValueError as err:
-        parser.error(str(err))
-    payload = load_checkpoint(args.checkpoint)
+        parser.error(f"--opponents: {err}")
+    try:
+        payload = load_checkpoint(args.checkpoint)
+    except CheckpointError as err:
+        parser.error(f"--checkpoint: {err}")
     config = RulesConfig.from_dict(payload["rules"])
     for name in mix:
         if name != "self":
@@ -494,7 +551,13 @@ def main(argv: list[str] | None = None) -> int:
     payload = policy_export(payload)
     payload["model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
     # provenance: what this step did, next to the trainer's configuration it started from
-    payload["improve"] = {**{k: v for k, v in vars(args).items() if v is not None}, **figures}
+    fitted = ("checkpoint", "objective", "temperature", "epochs", "learning_rate", "batch", "seed")
+    labels = json.loads(str(data["meta"])) if "meta" in data else {}
+    payload["improve"] = {
+        **{k: getattr(args, k) for k in fitted},
+        "labels": {"file": args.data or "", **labels},
+        **figures,
+    }
     save_checkpoint(args.out, payload)
     print(f"improve: wrote {args.out}")
     return 0
