@@ -32,8 +32,9 @@ choices:
 Measured (section 3.11): the values are mostly noise at this budget — with 16 worlds the
 standard error of a paired difference is 8.6 pips (median) against a median gain of 9.1,
 and 5% of the alternatives beat the policy's choice by two standard errors where chance
-alone gives 3.2% — and no fit of 95,000 labelled decisions beat the shipped checkpoint
-against ``search``. The command stays for larger budgets (more worlds per label);
+alone gives 3.2% — and no fit, of 95,000 decisions labelled in 16 worlds or of 41,000 in
+64, beat the shipped checkpoint against ``search``. The command stays for what was not
+tried (several iterations, larger budgets, 4 seats);
 ``python -m mt_env.agents.ppo.improve --help`` lists its options.
 """
 
