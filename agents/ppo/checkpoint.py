@@ -79,13 +79,20 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
         _check_finite(payload.get(key), key, path)
     payload = {k: v for k, v in payload.items() if k != "sha256"}
     payload["sha256"] = content_digest(payload)
-    path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     torch.save(payload, buf)
+    write_atomic(path, buf.getvalue())
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder (made if missing),
+    fsync and ``os.replace``: a crash leaves the old file or the new one, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would hide it from the group

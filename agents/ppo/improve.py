@@ -41,13 +41,13 @@ tried (several iterations, larger budgets, 4 seats);
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import math
 import multiprocessing as mp
 import os
 import random
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +63,7 @@ from mt_env.agents.ppo.checkpoint import (
     load_checkpoint,
     policy_export,
     save_checkpoint,
+    write_atomic,
 )
 from mt_env.agents.ppo.policy import PolicySearchAgent, PPOAgent, build_policy
 from mt_env.agents.ppo.rollout import parse_opponent_mix
@@ -241,25 +242,10 @@ def collect_many(
         )
     )
     if out is not None:
-        write_data(out, data)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **data)
+        write_atomic(out, buf.getvalue())
     return data
-
-
-def write_data(path: str | os.PathLike, data: dict) -> None:
-    """``np.savez_compressed`` of ``data`` to ``path``, atomically (temp file in the same
-    folder, fsync, ``os.replace``; the folder is made if missing)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 OBJECTIVES = ("tilt", "linear")
