@@ -29,6 +29,7 @@ from mt_env.agents.evaluation.stats import wilson
 from mt_env.agents.evaluation.tournament import derive_seed
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
+from mt_env.rewards import match_rewards
 
 
 def main() -> None:
@@ -73,9 +74,7 @@ def main() -> None:
                     row[2] += second == best
                 action = best if args.path == "teacher" else mine
             match.apply(match.state.codec.to_move(int(action), seat))
-        places = match.places()
-        if places[0] == min(places):  # first, or tied for first: a share of the win
-            wins += 1 / places.count(places[0])
+        wins += match_rewards("win", match.places())[0]  # a win shared by tied first places
     seconds = time.perf_counter() - start
     player = args.teacher if args.path == "teacher" else "the checkpoint"
     print(
