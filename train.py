@@ -80,6 +80,7 @@ from mt_env.agents.ppo.checkpoint import (
     CheckpointError,
     TrainerState,
     detached,
+    load_policy_weights,
     policy_export,
     resumable_config,
     resume,
@@ -206,6 +207,15 @@ class TrainConfig:
     """teacher decisions recorded for that behaviour cloning (forced moves excluded)"""
     pretrain_epochs: int = 4
     """epochs of behaviour cloning over those decisions"""
+    init_policy: str = ""
+    """start PPO from this policy's weights (a final.pt/best.pt export, a shipped checkpoint or
+    a trainer checkpoint; same rules, features and hidden sizes) instead of new ones: a
+    second stage with other options. Behaviour cloning is skipped; the optimizer, counters and
+    time limit start afresh; the critic (the policy's value head) keeps the file's weights"""
+    critic_warmup_updates: int = 0
+    """first updates of a fresh run that train the value only (policy and entropy terms weighted
+    0): a value head fitted to another reward (init_policy with a new --reward) can learn the
+    new returns before its advantages steer the policy"""
     expert_every: int = 0
     """expert iteration during PPO (0 = off): one in this many learner decisions is also decided
     by search-ppo built on the rollout worker's current policy (the policy proposes the
@@ -276,6 +286,12 @@ class TrainConfig:
         mix = checked("opponent_mix", self.opponent_mix, lambda: parse_opponent_mix(self.opponent_mix))
         agents("opponent_mix", [name for name in mix if name not in ("self", "past")])
         agents("pretrain_teacher", [self.pretrain_teacher] if self.pretrain_teacher else [])
+        if self.init_policy and self.resume:
+            raise OptionError(f"init_policy={self.init_policy!r} with resume={self.resume!r}: expected "
+                              "one of them (a resumed run keeps its own weights)")
+        if self.init_policy and self.critic == "privileged":
+            raise OptionError(f"init_policy={self.init_policy!r} with critic='privileged': a policy file "
+                              "holds no privileged critic; expected critic='observation'")
         agents("eval_opponent", [self.eval_opponent])
         if self.final_eval_games and not self.final_eval_opponents:
             raise OptionError("final_eval_opponents=(): expected at least one baseline name "
@@ -389,6 +405,9 @@ def main(argv: list[str] | None = None) -> Path:
     state = TrainerState()
     if cfg.resume:
         state = resume(cfg.resume, rules, policy, critic, optimizer)
+    elif cfg.init_policy:  # a second stage: these weights instead of cloning a teacher
+        load_policy_weights(cfg.init_policy, rules, policy, cfg.features, cfg.hidden_sizes)
+        state.pretrained = True
 
     # -- run folder (agents/ppo/runs.py): checked before any work, cleaned of the temp files
     # of a killed run; log.csv keeps exactly the rows of updates 1..state.iteration
@@ -501,7 +520,8 @@ def main(argv: list[str] | None = None) -> Path:
             steps = len(batch["actions"])
             state.global_step += steps
             state.env_steps += stats["env_steps"]
-            losses = ppo_update(policy, critic, optimizer, params, batch, cfg)
+            value_only = state.iteration <= cfg.critic_warmup_updates
+            losses = ppo_update(policy, critic, optimizer, params, batch, cfg, value_only)
             # nan when no decision had an expert label; one that diverged shows in the weights
             expert_loss = losses.pop("expert_loss")
             check_finite(f"update {state.iteration}", losses, policy, critic)
@@ -588,11 +608,15 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 # ------------------------------------------------------------------------------ the PPO update
-def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainConfig) -> dict:
+def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainConfig,
+               value_only: bool = False) -> dict:
     """``cfg.update_epochs`` epochs of clipped PPO over ``batch`` in ``cfg.num_minibatches``
     minibatches; the action mask is re-applied inside the network's forward. Decisions with an
     expert label (``batch["expert"] >= 0``, :attr:`TrainConfig.expert_every`) add
-    ``cfg.expert_coef`` x the cross-entropy of the label. Returns the last minibatch's losses,
+    ``cfg.expert_coef`` x the cross-entropy of the label. ``value_only`` (the critic's warm-up,
+    :attr:`TrainConfig.critic_warmup_updates`) keeps only the value loss and steps only the
+    value function's own weights (the value head, or the privileged critic), so the policy's
+    outputs do not move. Returns the last minibatch's losses,
     the mean clip fraction, the values' explained variance and the mean expert loss."""
     b_obs = torch.from_numpy(batch["obs"])
     b_masks = torch.from_numpy(batch["masks"])
@@ -609,6 +633,8 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
     b_expert = torch.from_numpy(batch["expert"])
     b_epos = torch.where(b_expert >= 0, (b_legal == b_expert[:, None]).logical_and(b_valid).float().argmax(1), -1)
     columns = (b_obs, b_masks, b_legal, b_valid, b_pos, b_logprobs, b_adv, b_returns, b_values, b_priv, b_epos)
+    own = {id(p) for p in (critic if critic is not None else policy.critic).parameters()}
+    frozen = [p for p in params if id(p) not in own] if value_only else []  # the trunk is shared
     clipfracs, expert_losses = [], []
     policy.train()
     for _ in range(cfg.update_epochs):
@@ -639,14 +665,18 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
             else:
                 v_loss = 0.5 * ((newvalue - returns) ** 2).mean()
             ent = entropy.mean()
-            loss = pg_loss - cfg.ent_coef * ent + cfg.vf_coef * v_loss
+            loss = cfg.vf_coef * v_loss
+            if not value_only:
+                loss = loss + pg_loss - cfg.ent_coef * ent
             labelled = epos >= 0
-            if labelled.any():  # expert iteration: toward the search's choices
+            if labelled.any() and not value_only:  # expert iteration: toward the search's choices
                 e_loss = -legal_logp[labelled].gather(1, epos[labelled, None]).mean()
                 loss = loss + cfg.expert_coef * e_loss
                 expert_losses.append(e_loss.item())
             optimizer.zero_grad()
             loss.backward()
+            for p in frozen:
+                p.grad = None  # Adam leaves a parameter without a gradient as it is
             torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             optimizer.step()
     policy.eval()

@@ -142,6 +142,42 @@ def test_mismatched_checkpoints_raise_clear_errors(smoke_run: Path, tmp_path: Pa
         train.parse_args(["--resume", str(smoke_run / "final.pt")])
 
 
+@pytest.mark.parametrize("warmup", [1, 0])
+def test_init_policy_starts_a_fresh_run_from_the_files_weights(smoke_run: Path, tmp_path: Path,
+                                                               smoke_args: list[str], capsys, warmup: int):
+    """--init-policy: a second stage from a policy-only export: no cloning (even with a teacher
+    set), counters from 0, the file's weights as the start. One update of critic warm-up
+    moves only the value head; without the warm-up the same update moves the policy too."""
+    start = load_checkpoint(smoke_run / "final.pt")["model"]
+    run_dir = train.main([*smoke_args, "--run-dir", str(tmp_path), "--total-steps", "300",
+                          "--init-policy", str(smoke_run / "final.pt"), "--pretrain-teacher", "greedy",
+                          "--reward", "rank", "--no-round-is-episode",
+                          "--critic-warmup-updates", str(warmup)])
+    assert "behaviour cloning" not in capsys.readouterr().out
+    after = load_checkpoint(run_dir / "final.pt")
+    assert after["iteration"] == 1 and after["global_step"] < 600
+    moved = {k for k in start if not torch.equal(start[k], after["model"][k])}
+    if warmup:
+        assert moved == {"critic.weight", "critic.bias"}
+    else:
+        assert "critic.weight" in moved and moved - {"critic.weight", "critic.bias"}
+
+
+def test_init_policy_refuses_a_file_of_another_shape_and_a_resume(smoke_run: Path, tmp_path: Path,
+                                                                   smoke_args: list[str]):
+    final = str(smoke_run / "final.pt")
+    args = [*smoke_args, "--run-dir", str(tmp_path), "--init-policy", final]
+    with pytest.raises(CheckpointError, match=r"hidden_sizes=\[.*\], not \[16\]: start from it with --hidden-sizes"):
+        train.main([*args, "--hidden-sizes", "16"])
+    with pytest.raises(CheckpointError, match="no such file"):
+        train.main([*smoke_args, "--run-dir", str(tmp_path), "--init-policy", str(tmp_path / "none.pt")])
+    with pytest.raises(CheckpointError, match="num_seats=2 \\(asked for 4\\)"):
+        train.main([*args, "--rules.num-seats", "4"])
+    with pytest.raises(train.OptionError, match="init_policy=.* with resume="):
+        train.parse_args(["--resume", str(smoke_run / "checkpoint.pt"), "--init-policy", final])
+    assert not list(tmp_path.iterdir())  # refused before any run folder was made
+
+
 def test_atomic_save_leaves_no_partial_file(tmp_path: Path):
     target = tmp_path / "c.pt"
     save_checkpoint(target, {"a": 1})

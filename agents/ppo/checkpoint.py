@@ -25,7 +25,9 @@ checks the file's structure (every key, its type, the weights' shapes against
 ``hidden_sizes``), the checksum, and every layout key against the rules configuration it
 is used with, and raises :class:`CheckpointError` naming what is wrong; a truncated or
 corrupt file raises it too.
-:func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer.
+:func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer;
+:func:`load_policy_weights` puts only a file's policy weights into a new network (a second
+training stage, ``train.py --init-policy``).
 The network itself is built from a loaded dict by :func:`mt_env.agents.ppo.policy.build_policy`.
 """
 
@@ -401,3 +403,26 @@ def resume(
         pretrained=data.get("pretrained", False),
         elapsed=float(data.get("elapsed", 0.0)),
     )
+
+
+def load_policy_weights(
+    path: str | os.PathLike,
+    rules: RulesConfig,
+    policy: torch.nn.Module,
+    features: str,
+    hidden_sizes: tuple[int, ...],
+) -> dict:
+    """Load the policy weights (value head included) of any checkpoint of ours, a policy-only
+    export or a trainer checkpoint, into ``policy``, built for ``rules``, ``features`` and
+    ``hidden_sizes``. The file's layout must match all three (:class:`CheckpointError` names
+    the one that differs). Returns the loaded dict."""
+    data = load_checkpoint(path, rules)
+    if data["features"] != features:
+        raise CheckpointError(f"{path} was trained with features={data['features']!r}, not "
+                              f"{features!r}: start from it with --features {data['features']}")
+    if tuple(data["hidden_sizes"]) != tuple(hidden_sizes):
+        sizes = " ".join(str(h) for h in data["hidden_sizes"])
+        raise CheckpointError(f"{path} has hidden_sizes={list(data['hidden_sizes'])}, not "
+                              f"{list(hidden_sizes)}: start from it with --hidden-sizes {sizes}")
+    policy.load_state_dict(data["model"])
+    return data
