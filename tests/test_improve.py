@@ -19,6 +19,7 @@ from mt_env.agents.ppo.improve import (
     Labeller,
     advantages,
     collect,
+    confirmed_targets,
     fit,
     improved_targets,
     main,
@@ -171,7 +172,31 @@ def test_improved_targets_reweight_the_old_policy_by_the_exponentiated_advantage
     assert torch.allclose(t.sum(1), torch.ones(2))
 
 
-@pytest.mark.parametrize("objective", ["tilt", "linear"])
+def test_confirmed_targets_overrule_the_policy_only_where_both_halves_of_the_worlds_agree():
+    """Row 0: the challenger (action 1) gains 5 pips in every world, both halves: one-hot on
+    it. Row 1: it gains 5 in the first half's worlds only and loses 5 in the second's: the old
+    policy. Row 2: the gain is small against its spread in each half: the old policy. Row 3:
+    an anchor (nothing searched): the old policy."""
+    logits = torch.tensor([[2.0, 1.0, 0.0]] * 4)
+    masks = torch.ones(4, 3, dtype=torch.bool)
+    actions = torch.tensor([[0, 1], [0, 1], [0, 1], [-1, -1]])
+    rng = np.random.default_rng(0)
+    k = 8
+    q = torch.zeros(4, 2, k)
+    q[0, 1] = 5.0 + torch.tensor(rng.normal(0, 0.1, k), dtype=torch.float32)
+    q[1, 1, : k // 2], q[1, 1, k // 2 :] = 5.0, -5.0
+    q[1, 1] += torch.tensor(rng.normal(0, 0.1, k), dtype=torch.float32)
+    q[2, 1] = 0.2 + torch.tensor(rng.normal(0, 10.0, k), dtype=torch.float32)
+    q[3] = math.nan
+    t = confirmed_targets(logits, masks, actions, q, z=1.5)
+    p_old = torch.softmax(logits, -1)
+    assert torch.equal(t[0], torch.tensor([0.0, 1.0, 0.0]))
+    assert torch.allclose(t[1:], p_old[1:])
+    with pytest.raises(ValueError, match="at least 4 worlds"):
+        confirmed_targets(logits, masks, actions, q[..., :2], z=1.5)
+
+
+@pytest.mark.parametrize("objective", ["tilt", "linear", "confirmed"])
 def test_fit_moves_the_policy_toward_targets_that_overrule_it(labelled, objective):
     """Values that make the policy's second choice far better everywhere: after the fit the
     net's argmax agrees with the targets' far more often, and the KL falls (the rows are
@@ -182,7 +207,7 @@ def test_fit_moves_the_policy_toward_targets_that_overrule_it(labelled, objectiv
     q = np.zeros_like(data["q"])
     q[:, 1, :] = 50.0  # the second most probable action is worth 50 pips more
     q[np.isnan(data["q"])] = np.nan
-    data["q"] = q
+    data["q"] = np.concatenate([q, q], -1)  # 6 worlds: "confirmed" splits them in halves of 3
     data = {k: np.concatenate([v] * 20) for k, v in data.items()}  # enough rows to learn from
     figures = fit(
         net,

@@ -24,6 +24,9 @@ choices:
    improvement step of MPO/AWR). ``objective="linear"`` instead maximises
    ``E_pi[A] - temperature * KL(pi || pi_old)``, which is linear in the values (the noise
    in them averages out over decisions instead of being exponentiated first).
+   ``objective="confirmed"`` (:func:`confirmed_targets`) keeps the old policy as the
+   target except where a play beats the policy's choice by ``z`` standard errors in each
+   half of the worlds, two independent samples; there the target is that play.
 4. **Fit** (:func:`fit`): the trunk and the policy head are trained toward the targets (the
    value head's own layer is frozen; its output moves with the shared trunk).
    The policy-only checkpoint written carries an ``improve`` entry: the fit's options and
@@ -248,7 +251,7 @@ def collect_many(
     return data
 
 
-OBJECTIVES = ("tilt", "linear")
+OBJECTIVES = ("tilt", "linear", "confirmed")
 DATA_KEYS = ("obs", "mask", "actions", "q")
 
 
@@ -331,6 +334,47 @@ def improved_targets(
     return torch.softmax(logits.masked_fill(~masks, -math.inf), -1)
 
 
+def confirmed_targets(
+    old_logits: torch.Tensor,
+    masks: torch.Tensor,
+    actions: torch.Tensor,
+    q: torch.Tensor,
+    z: float,
+) -> torch.Tensor:
+    """Hard labels only where the evidence holds twice (``objective="confirmed"``): the
+    old policy ``(N, A)``, except in rows where a searched play beats the old policy's
+    argmax by more than ``z`` standard errors of the paired differences in *each* half of
+    the guessed worlds, two independent samples; there a one-hot on that play (the one with
+    the best mean gain if several). Pure noise passes one half's test about as often as a
+    normal tail beyond ``z`` (6.7% at 1.5) and both about that squared (0.45%)."""
+    p_old = torch.softmax(old_logits, -1) * masks
+    target = p_old / p_old.sum(1, keepdim=True).clamp(min=1e-30)
+    k = q.shape[-1]
+    if k < 4:
+        raise ValueError(f"objective='confirmed' needs at least 4 worlds per decision, got {k}")
+    searched = actions >= 0
+    mine = old_logits.argmax(1, keepdim=True)
+    col = (actions == mine) & searched  # where the old argmax sits among the searched plays
+    has = col.any(1)
+    base = (q * col[..., None]).nan_to_num(0.0).sum(1, keepdim=True)  # (N, 1, K)
+    diff = q - base  # (N, M, K), NaN where not searched
+    halves = (diff[..., : k // 2], diff[..., k // 2 :])
+
+    def clears(d: torch.Tensor) -> torch.Tensor:
+        n = d.shape[-1]
+        mean = d.mean(-1)
+        se = d.std(-1, correction=1) / math.sqrt(n)
+        return mean > z * se.clamp(min=1e-9)
+
+    ok = clears(halves[0]) & clears(halves[1]) & searched & ~col & has[:, None]
+    gain = diff.mean(-1).nan_to_num(-math.inf).masked_fill(~ok, -math.inf)
+    best = gain.argmax(1)
+    rows = torch.nonzero(ok.any(1)).squeeze(1)
+    target[rows] = 0.0
+    target[rows, actions[rows, best[rows]]] = 1.0
+    return target
+
+
 def fit(
     net: torch.nn.Module,
     featurize,
@@ -343,11 +387,13 @@ def fit(
     seed: int,
     holdout: float = 0.1,
     objective: str = "tilt",
+    z: float = 1.5,
 ) -> dict:
     """Train ``net``'s trunk and policy head (not the value head's layer) on
     :func:`collect`'s decisions:
-    cross-entropy toward :func:`improved_targets` (``objective="tilt"``) or the linear
-    objective of the module docstring (``"linear"``). Returns held-out figures (a random
+    cross-entropy toward :func:`improved_targets` (``objective="tilt"``) or toward
+    :func:`confirmed_targets` (``"confirmed"``, with ``z``), or the linear objective of the
+    module docstring (``"linear"``). Returns held-out figures (a random
     ``holdout`` share of the rows): the mean KL from target to net and how often the net's
     argmax is the target's, before and after, and the share of rows whose target changes
     the old policy's argmax."""
@@ -364,7 +410,10 @@ def fit(
         old = torch.cat(
             [net(x[i : i + 4096], masks[i : i + 4096])[0] for i in range(0, len(x), 4096)]
         )
-    target = improved_targets(old, masks, actions, q, temperature)
+    if objective == "confirmed":
+        target = confirmed_targets(old, masks, actions, q, z)
+    else:
+        target = improved_targets(old, masks, actions, q, temperature)
     adv = advantages(old, masks, actions, q)
     old_logp = torch.log_softmax(old, -1)
     n = len(x)
@@ -461,6 +510,13 @@ def main(argv: list[str] | None = None) -> int:
         default=2.0,
         help="pips: target = pi_old * exp(advantage / temperature)",
     )
+    parser.add_argument(
+        "--z",
+        type=float,
+        default=1.5,
+        help="objective confirmed: standard errors a play must beat the policy's choice by "
+        "in each half of the worlds",
+    )
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--batch", type=int, default=256)
@@ -479,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
         ("--anchor-prob", 0 <= args.anchor_prob <= 1, "in [0, 1]"),
         ("--matches-per-job", args.matches_per_job >= 1, ">= 1"),
         ("--temperature", args.temperature > 0, "> 0"),
+        ("--z", args.z >= 0, ">= 0"),
         ("--epochs", args.epochs >= 1, ">= 1"),
         ("--learning-rate", args.learning_rate > 0, "> 0"),
         ("--batch", args.batch >= 1, ">= 1"),
@@ -532,13 +589,14 @@ def main(argv: list[str] | None = None) -> int:
         batch=args.batch,
         seed=args.seed,
         objective=args.objective,
+        z=args.z,
     )
     figures["seconds"] = round(time.monotonic() - started, 1)
     print("improve: " + json.dumps(figures))
     payload = policy_export(payload)
     payload["model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
     # provenance: what this step did, next to the trainer's configuration it started from
-    fitted = ("checkpoint", "objective", "temperature", "epochs", "learning_rate", "batch", "seed")
+    fitted = ("checkpoint", "objective", "temperature", "z", "epochs", "learning_rate", "batch", "seed")
     labels = json.loads(str(data["meta"])) if "meta" in data else {}
     payload["improve"] = {
         **{k: getattr(args, k) for k in fitted},
