@@ -213,9 +213,10 @@ class TrainConfig:
     second stage with other options. Behaviour cloning is skipped; the optimizer, counters and
     time limit start afresh; the critic (the policy's value head) keeps the file's weights"""
     critic_warmup_updates: int = 0
-    """first updates of a fresh run that train the value only (policy and entropy terms weighted
-    0): a value head fitted to another reward (init_policy with a new --reward) can learn the
-    new returns before its advantages steer the policy"""
+    """first updates of the run that train only the value function (the value head, or the
+    privileged critic; the shared trunk and the policy stay as they are): a value head fitted
+    to another reward (init_policy with a new --reward) can learn the new returns before its
+    advantages steer the policy"""
     expert_every: int = 0
     """expert iteration during PPO (0 = off): one in this many learner decisions is also decided
     by search-ppo built on the rollout worker's current policy (the policy proposes the
