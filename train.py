@@ -287,9 +287,6 @@ class TrainConfig:
         mix = checked("opponent_mix", self.opponent_mix, lambda: parse_opponent_mix(self.opponent_mix))
         agents("opponent_mix", [name for name in mix if name not in ("self", "past")])
         agents("pretrain_teacher", [self.pretrain_teacher] if self.pretrain_teacher else [])
-        if self.init_policy and self.resume:
-            raise OptionError(f"init_policy={self.init_policy!r} with resume={self.resume!r}: expected "
-                              "one of them (a resumed run keeps its own weights)")
         if self.init_policy and self.critic == "privileged":
             raise OptionError(f"init_policy={self.init_policy!r} with critic='privileged': a policy file "
                               "holds no privileged critic; expected critic='observation'")
@@ -346,6 +343,10 @@ def parse_args(argv: list[str]) -> TrainConfig:
         base = load_preset(known.config)
     cfg = tyro.cli(TrainConfig, default=base, args=rest, description=__doc__)
     cfg.resume = known.resume
+    # A resumed run keeps its own weights; the init_policy its checkpoint records is how it began.
+    if cfg.resume and option_given(rest, "--init-policy"):
+        raise OptionError(f"init_policy={cfg.init_policy!r} with resume={cfg.resume!r}: expected "
+                          "one of them (a resumed run keeps its own weights)")
     cfg.validate()
     return cfg
 

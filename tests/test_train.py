@@ -161,6 +161,9 @@ def test_init_policy_starts_a_fresh_run_from_the_files_weights(smoke_run: Path, 
         assert moved == {"critic.weight", "critic.bias"}
     else:
         assert "critic.weight" in moved and moved - {"critic.weight", "critic.bias"}
+    # such a run resumes like any other (its checkpoint records the init_policy it began from)
+    train.main(["--resume", str(run_dir / "checkpoint.pt"), "--total-steps", "600"])
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 2
 
 
 def test_init_policy_refuses_a_file_of_another_shape_and_a_resume(smoke_run: Path, tmp_path: Path,
