@@ -89,6 +89,69 @@ def test_the_labeller_plays_the_policys_own_choice():
     assert len(agent.records) >= 3
 
 
+def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings():
+    """``worlds="true"``: the labeller values its candidates in the game's own state (the
+    other hand and the boneyard's draw order, not a guess). With the same argmax policy in
+    both seats, the play-out of the policy's own choice is the round that follows, so its
+    value is exactly the seat's lead after the real round; the other candidates are valued
+    on the same hidden tiles and draws (common random numbers)."""
+    policy = PPOAgent.from_checkpoint(CKPT, RULES)
+    agents = [
+        Labeller(RULES, seat, policy=policy, samples=1, top_k=3, label_prob=1.0)
+        for seat in range(2)
+    ]
+    enc = ObservationEncoder(RULES)
+    match = Match(RULES, seed=21)
+    for agent in agents:
+        agent.reset()
+    labelled = [0, 0]
+    while match.round_index < 2:  # two rounds: the second starts from non-zero totals
+        seat = match.state.seat
+        obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
+        agents[seat].truth = (match.state, seat)
+        action = int(agents[seat].act(obs, mask))
+        result = match.apply(match.state.codec.to_move(action, seat))
+        if result is not None:
+            totals = match.totals
+            for k, agent in enumerate(agents):
+                lead = totals[1 - k] - totals[k]
+                new_rows = agent.records[labelled[k] :]
+                assert new_rows, "every round holds decisions the labeller searched"
+                for _, _, actions, values in new_rows:
+                    assert values[0] == [lead]  # the policy's choice: what really happened
+                    assert len(values) == len(actions) >= 2
+                labelled[k] = len(agent.records)
+    differ = [v[1][0] != v[0][0] for a in agents for _, _, _, v in a.records]
+    assert any(differ), "some other play leads elsewhere in the same world"
+
+
+def test_true_worlds_are_one_world_each(tmp_path, capsys):
+    """The command refuses several copies of the true world (the argmax plays it out the
+    same way every time), and labels one value per candidate."""
+    with pytest.raises(SystemExit):
+        main(
+            [
+                "--checkpoint", str(CKPT), "--out", str(tmp_path / "x.pt"),
+                "--worlds", "true", "--futures", "4",
+            ]
+        )  # fmt: skip
+    assert "--futures=4 with --worlds true: expected 1" in capsys.readouterr().err
+    data = collect(_job(7, worlds="true", futures=1, label_prob=1.0))
+    searched = data["actions"][:, 0] >= 0
+    assert searched.sum() >= 5 and data["q"].shape[2] == 1
+    assert np.isfinite(data["q"][searched, :2, 0]).all()
+    labels = tmp_path / "true.npz"
+    np.savez(labels, **data)
+    with pytest.raises(SystemExit):  # two halves of one world cannot confirm anything
+        main(
+            [
+                "--checkpoint", str(CKPT), "--out", str(tmp_path / "x.pt"),
+                "--data", str(labels), "--objective", "confirmed",
+            ]
+        )  # fmt: skip
+    assert "--objective confirmed: " in capsys.readouterr().err
+
+
 def test_the_same_seed_labels_the_same_decisions_the_same_way(labelled):
     again = collect(_job(5))
     for key in ("obs", "mask", "actions"):
@@ -214,7 +277,7 @@ def test_fit_moves_the_policy_toward_targets_that_overrule_it(labelled, objectiv
         make_featurizer(RULES, payload["features"]),
         data,
         temperature=1.0,
-        epochs=4,
+        epochs=8,
         lr=1e-3,
         batch=64,
         seed=0,
@@ -222,6 +285,9 @@ def test_fit_moves_the_policy_toward_targets_that_overrule_it(labelled, objectiv
     )
     assert figures["target_changes_argmax"] == 1.0 and figures["agree_before"] == 0.0
     assert figures["agree_after"] >= 0.5 and figures["kl_after"] < 0.8 * figures["kl_before"]
+    # the old policy's expected advantage is 0 on what it searched (less where it gives
+    # weight to plays it did not search); moving toward the 50-pip play gains pips
+    assert figures["gain_before"] <= 1e-4 and figures["gain_after"] > figures["gain_before"] + 10
 
 
 def test_the_command_writes_a_loadable_improved_checkpoint_and_refuses_bad_options(

@@ -13,6 +13,10 @@ choices:
    worlds common to all candidates (:meth:`mt_env.agents.search.SearchAgent.option_values`:
    guessed hidden tiles with its inference from passes, every seat played out by the
    policy, :meth:`PPOAgent.play_out`; the value is the lead in match totals after the round).
+   With ``worlds="true"`` the one world is the game's own: the other hands and the
+   boneyard's draw order as they are (TRPO's "vine" rollouts). Its values are then single
+   unbiased samples instead of averages over a model of the hidden tiles, so labels cost
+   one play-out per candidate and come by the hundred thousand.
 2. **Anchors.** A share ``anchor_prob`` of the policy's other decisions with a choice (the
    free first turn's plays and pass, unlabelled searches) is kept with no values: their
    target is the old policy. Without them a fit moves the decisions it never saw: a fit
@@ -77,6 +81,7 @@ from mt_env.agents.ppo.rollout import parse_opponent_mix
 from mt_env.config import RulesConfig
 from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
+from mt_env.rules import RoundState, determinize
 
 
 class Labeller(PolicySearchAgent):
@@ -88,6 +93,22 @@ class Labeller(PolicySearchAgent):
         super().__init__(config, seed, policy=policy, samples=samples, top_k=top_k, margin=math.inf)
         self.label_prob = label_prob
         self.records: list[tuple[np.ndarray, np.ndarray, list[int], list[list[float]]]] = []
+        # worlds="true": the game's own state and the labeller's seat, set before each of
+        # its decisions; its one "guessed" world is then the real one (:meth:`_world`)
+        self.truth: tuple[RoundState, int] | None = None
+
+    def _world(self, position, v, unknown) -> RoundState:
+        """A guessed world, or with :attr:`truth` set the real one in the observer's frame:
+        the other seats' actual hands and the boneyard in its actual draw order. Its values
+        are then unbiased samples of each play's value under the real deal's distribution
+        (the continuation reads only observations), with every play on the same future
+        draws (TRPO's "vine" rollouts with common random numbers)."""
+        if self.truth is None:
+            return super()._world(position, v, unknown)
+        state, seat = self.truth
+        n = self.config.num_seats
+        hands = [state.hand_mask((seat + k) % n) for k in range(1, n)]
+        return determinize(position, [None, *hands], state.boneyard_ids)
 
     def search(self, v) -> int:
         ranked = self.rank(v)[: self.top_k]
@@ -96,6 +117,9 @@ class Labeller(PolicySearchAgent):
             observation, mask = self._input
             self.records.append((observation, mask, [a for a, _, _ in ranked], values))
         return ranked[0][0]
+
+
+WORLDS = ("guessed", "true")
 
 
 @dataclass
@@ -111,6 +135,7 @@ class Job:
     max_actions: int
     opponents: tuple[tuple[str, float], ...]
     anchor_prob: float = 0.0
+    worlds: str = "guessed"
 
 
 def collect(job: Job) -> dict:
@@ -151,6 +176,8 @@ def collect(job: Job) -> dict:
             mask = enc.action_mask(match, seat)
             agent = players[seat]
             labelled = len(agent.records) if isinstance(agent, Labeller) else None
+            if labelled is not None and job.worlds == "true":
+                agent.truth = (match.state, seat)
             action = int(act_in_match(agent, enc, match, seat, mask))
             if (
                 labelled is not None
@@ -194,6 +221,7 @@ def collect_many(
     max_actions: int,
     opponents: tuple[tuple[str, float], ...],
     out: Path | None = None,
+    worlds: str = "guessed",
 ) -> dict:
     """Run :func:`collect` jobs on ``workers`` spawned processes until ``minutes`` have
     passed (each job started by then finishes); every job's decisions, concatenated, and
@@ -211,6 +239,7 @@ def collect_many(
             max_actions,
             opponents,
             anchor_prob,
+            worlds,
         )
         for i in itertools.count()
     )
@@ -245,6 +274,7 @@ def collect_many(
                 "futures": futures,
                 "max_actions": max_actions,
                 "opponents": dict(opponents),
+                "worlds": worlds,
             }
         )
     )
@@ -392,15 +422,22 @@ def fit(
     holdout: float = 0.1,
     objective: str = "tilt",
     z: float = 1.5,
+    anchor_weight: float = 1.0,
 ) -> dict:
     """Train ``net``'s trunk and policy head (not the value head's layer) on
     :func:`collect`'s decisions:
     cross-entropy toward :func:`improved_targets` (``objective="tilt"``) or toward
     :func:`confirmed_targets` (``"confirmed"``, with ``z``), or the linear objective of the
-    module docstring (``"linear"``). Returns held-out figures (a random
-    ``holdout`` share of the rows): the mean KL from target to net and how often the net's
-    argmax is the target's, before and after, and the share of rows whose target changes
-    the old policy's argmax."""
+    module docstring (``"linear"``). Returns held-out figures (the last ``holdout`` share
+    of the rows, which :func:`collect` writes match by match: whole matches the fit never
+    saw, but one. A random share of rows would hold out decisions from the rounds it trains
+    on, and the gain measured there did not carry to new matches; section 3.16): the mean KL from target to net and how often the net's
+    argmax is the target's, before and after, ``anchors_moved``: the share of held-out
+    anchors whose argmax the fit changed (anchor rows weigh ``anchor_weight`` times a
+    labelled row in the loss), the share of rows whose target changes
+    the old policy's argmax, and ``gain_before``/``gain_after``: the net's mean expected
+    :func:`advantages` over the held-out labelled rows, in pips (about 0 for the old policy;
+    the values are the rollouts', so the estimate carries their model of the hidden tiles)."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective={objective!r}: expected one of {OBJECTIVES}")
     if len(data["obs"]) < 2:
@@ -421,18 +458,26 @@ def fit(
     adv = advantages(old, masks, actions, q)
     old_logp = torch.log_softmax(old, -1)
     n = len(x)
-    perm = torch.randperm(n)
     n_val = max(1, int(n * holdout))
-    val, train = perm[:n_val], perm[n_val:]
+    val, train = torch.arange(n - n_val, n), torch.arange(n - n_val)
 
-    def held_out() -> tuple[float, float]:
+    is_label = (actions >= 0).any(1)
+    val_labelled, val_anchors = val[is_label[val]], val[~is_label[val]]
+    weight = torch.where(is_label, 1.0, anchor_weight)
+
+    def held_out() -> tuple[float, float, float]:
         with torch.no_grad():
             logits = net(x[val], masks[val])[0]
             logp = torch.log_softmax(logits, -1)
             t = target[val]
             kl = (t * (torch.log(t.clamp(min=1e-30)) - logp)).masked_fill(t == 0, 0).sum(1).mean()
             agree = (logits.argmax(1) == t.argmax(1)).float().mean()
-        return float(kl), float(agree)
+            # the net's expected advantage on held-out labelled decisions, in pips: an
+            # estimate, on values the fit never saw, of what one of its decisions gains
+            # over the old policy's (its noise averages out over the rows)
+            p = torch.softmax(net(x[val_labelled], masks[val_labelled])[0], -1)
+            gain = (p * adv[val_labelled]).sum(1).mean() if len(val_labelled) else torch.nan
+        return float(kl), float(agree), float(gain)
 
     before = held_out()
     changed = float((target.argmax(1) != old.argmax(1)).float().mean())
@@ -447,16 +492,19 @@ def fit(
                 # E_pi[A] - temperature * KL(pi || pi_old), linear in the rollout values
                 pi, legal = logp.exp() * masks[mb], masks[mb]
                 kl = (pi * (logp - old_logp[mb]).masked_fill(~legal, 0)).sum(1)
-                loss = (-(pi * adv[mb]).sum(1) + temperature * kl).mean()
+                per_row = -(pi * adv[mb]).sum(1) + temperature * kl
             else:  # cross-entropy toward the per-decision improved targets
                 t = target[mb]
-                loss = -(t * logp).masked_fill(t == 0, 0).sum(1).mean()
+                per_row = -(t * logp).masked_fill(t == 0, 0).sum(1)
+            loss = (weight[mb] * per_row).mean()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 0.5)
             opt.step()
     net.eval()
     after = held_out()
+    with torch.no_grad():
+        moved = net(x[val_anchors], masks[val_anchors])[0].argmax(1) != old[val_anchors].argmax(1)
     return {
         "decisions": n,
         "target_changes_argmax": changed,
@@ -464,6 +512,9 @@ def fit(
         "kl_after": after[0],
         "agree_before": before[1],
         "agree_after": after[1],
+        "gain_before": before[2],
+        "gain_after": after[2],
+        "anchors_moved": float(moved.float().mean()) if len(val_anchors) else math.nan,
     }
 
 
@@ -480,10 +531,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="labelling processes")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--worlds",
+        choices=WORLDS,
+        default="guessed",
+        help="where the candidates are valued: 'guessed' worlds drawn from the observation "
+        "(search-ppo's), or the 'true' one, the game's own hidden tiles and draw order "
+        "(one world: the policy's argmax plays it out the same way every time)",
+    )
+    parser.add_argument(
         "--futures",
         type=int,
-        default=16,
-        help="guessed worlds per labelled decision, common to its candidates",
+        default=None,
+        help="worlds per labelled decision, common to its candidates (default 16 guessed; "
+        "with --worlds true only 1)",
     )
     parser.add_argument(
         "--max-actions",
@@ -521,6 +581,13 @@ def main(argv: list[str] | None = None) -> int:
         help="objective confirmed: standard errors a play must beat the policy's choice by "
         "in each half of the worlds",
     )
+    parser.add_argument(
+        "--anchor-weight",
+        type=float,
+        default=1.0,
+        help="an anchor row's weight in the loss, against 1 for a labelled row: how hard the "
+        "fit holds the decisions it has no values for (the free first turn) where they were",
+    )
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--batch", type=int, default=256)
@@ -530,6 +597,13 @@ def main(argv: list[str] | None = None) -> int:
         "(no labelling), else written after labelling",
     )
     args = parser.parse_args(argv)
+    if args.futures is None:
+        args.futures = 1 if args.worlds == "true" else 16
+    if args.worlds == "true" and args.futures != 1:
+        parser.error(
+            f"--futures={args.futures} with --worlds true: expected 1 (the true world is "
+            "played out the same way every time; copies add nothing)"
+        )
     for name, ok, expected in (
         ("--minutes", args.minutes > 0, "> 0"),
         ("--workers", args.workers >= 1, ">= 1"),
@@ -540,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
         ("--matches-per-job", args.matches_per_job >= 1, ">= 1"),
         ("--temperature", args.temperature > 0, "> 0"),
         ("--z", args.z >= 0, ">= 0"),
+        ("--anchor-weight", args.anchor_weight >= 0, ">= 0"),
         ("--epochs", args.epochs >= 1, ">= 1"),
         ("--learning-rate", args.learning_rate > 0, "> 0"),
         ("--batch", args.batch >= 1, ">= 1"),
@@ -580,27 +655,42 @@ def main(argv: list[str] | None = None) -> int:
             max_actions=args.max_actions,
             opponents=tuple(mix.items()),
             out=Path(args.data) if args.data else None,
+            worlds=args.worlds,
         )
     torch.set_num_threads(max(1, args.workers))
     net = build_policy(payload)
-    figures = fit(
-        net,
-        make_featurizer(config, payload["features"]),
-        data,
-        temperature=args.temperature,
-        epochs=args.epochs,
-        lr=args.learning_rate,
-        batch=args.batch,
-        seed=args.seed,
-        objective=args.objective,
-        z=args.z,
-    )
+    try:
+        figures = fit(
+            net,
+            make_featurizer(config, payload["features"]),
+            data,
+            temperature=args.temperature,
+            epochs=args.epochs,
+            lr=args.learning_rate,
+            batch=args.batch,
+            seed=args.seed,
+            objective=args.objective,
+            z=args.z,
+            anchor_weight=args.anchor_weight,
+        )
+    except ValueError as err:  # e.g. objective confirmed on one world per decision
+        parser.error(f"--objective {args.objective}: {err}")
     figures["seconds"] = round(time.monotonic() - started, 1)
     print("improve: " + json.dumps(figures))
     payload = policy_export(payload)
     payload["model"] = {k: v.detach().clone() for k, v in net.state_dict().items()}
     # provenance: what this step did, next to the trainer's configuration it started from
-    fitted = ("checkpoint", "objective", "temperature", "z", "epochs", "learning_rate", "batch", "seed")
+    fitted = (
+        "checkpoint",
+        "objective",
+        "temperature",
+        "z",
+        "anchor_weight",
+        "epochs",
+        "learning_rate",
+        "batch",
+        "seed",
+    )
     labels = json.loads(str(data["meta"])) if "meta" in data else {}
     payload["improve"] = {
         **{k: getattr(args, k) for k in fitted},
