@@ -431,16 +431,18 @@ def fit(
     :func:`collect`'s decisions:
     cross-entropy toward :func:`improved_targets` (``objective="tilt"``) or toward
     :func:`confirmed_targets` (``"confirmed"``, with ``z``), or the linear objective of the
-    module docstring (``"linear"``). Returns held-out figures (the last ``holdout`` share
-    of the rows, which :func:`collect` writes match by match: whole matches the fit never
-    saw, but one. A random share of rows would hold out decisions from the rounds it trains
-    on, and the gain measured there did not carry to new matches; section 3.16): the mean KL from target to net and how often the net's
-    argmax is the target's, before and after, ``anchors_moved``: the share of held-out
-    anchors whose argmax the fit changed (anchor rows weigh ``anchor_weight`` times a
-    labelled row in the loss), the share of rows whose target changes
-    the old policy's argmax, and ``gain_before``/``gain_after``: the net's mean expected
-    :func:`advantages` over the held-out labelled rows, in pips (about 0 for the old policy;
-    the values are the rollouts', so the estimate carries their model of the hidden tiles)."""
+    module docstring (``"linear"``). Anchor rows weigh ``anchor_weight`` times a labelled
+    row in the loss.
+
+    The held-out rows are the last ``holdout`` share, which :func:`collect` writes match
+    by match: whole matches the fit never saw, but one. (A random share of rows would hold
+    out decisions of the rounds it trains on; the gain measured there did not carry to new
+    matches, section 3.16.) Returns, on them: the mean KL from target to net and how often
+    the net's argmax is the target's, before and after; ``gain_before``/``gain_after``, the
+    net's mean expected :func:`advantages` over the held-out labelled rows in pips (about 0
+    for the old policy; with guessed worlds it carries their model of the hidden tiles);
+    ``anchors_moved``, the share of held-out anchors whose argmax the fit changed; and the
+    share of rows whose target changes the old policy's argmax."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective={objective!r}: expected one of {OBJECTIVES}")
     if len(data["obs"]) < 2:
