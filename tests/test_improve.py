@@ -89,22 +89,25 @@ def test_the_labeller_plays_the_policys_own_choice():
     assert len(agent.records) >= 3
 
 
-def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings():
+@pytest.mark.parametrize("seats", [2, 4])
+def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings(seats):
     """``worlds="true"``: the labeller values its candidates in the game's own state (the
-    other hand and the boneyard's draw order, not a guess). With the same argmax policy in
-    both seats, the play-out of the policy's own choice is the round that follows, so its
-    value is exactly the seat's lead after the real round; the other candidates are valued
-    on the same hidden tiles and draws (common random numbers)."""
-    policy = PPOAgent.from_checkpoint(CKPT, RULES)
+    other hands, each in its own seat, and the boneyard's draw order, not a guess). With
+    the same argmax policy in every seat, the play-out of the policy's own choice is the
+    round that follows, so its value is exactly the seat's lead after the real round; the
+    other candidates are valued on the same hidden tiles and draws (common random
+    numbers)."""
+    rules = RulesConfig(num_seats=seats)
+    policy = PPOAgent.from_checkpoint(CKPT.with_name(f"default-{seats}seat.pt"), rules)
     agents = [
-        Labeller(RULES, seat, policy=policy, samples=1, top_k=3, label_prob=1.0)
-        for seat in range(2)
+        Labeller(rules, seat, policy=policy, samples=1, top_k=3, label_prob=1.0)
+        for seat in range(seats)
     ]
-    enc = ObservationEncoder(RULES)
-    match = Match(RULES, seed=21)
+    enc = ObservationEncoder(rules)
+    match = Match(rules, seed=21)
     for agent in agents:
         agent.reset()
-    labelled = [0, 0]
+    labelled = [0] * seats
     while match.round_index < 2:  # two rounds: the second starts from non-zero totals
         seat = match.state.seat
         obs, mask = enc.encode(match, seat), enc.action_mask(match, seat)
@@ -114,7 +117,7 @@ def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings(
         if result is not None:
             totals = match.totals
             for k, agent in enumerate(agents):
-                lead = totals[1 - k] - totals[k]
+                lead = min(t for j, t in enumerate(totals) if j != k) - totals[k]
                 new_rows = agent.records[labelled[k] :]
                 assert new_rows, "every round holds decisions the labeller searched"
                 for _, _, actions, values in new_rows:
