@@ -47,8 +47,9 @@ network predicts 4.5% of the held-out ones and was level with the shipped file o
 screening deals (49.7% against 50.7%). Section 3.16: with ``worlds="true"`` the labels
 are unbiased and nine times as many (453,205 in 25 minutes; 49,492 in 20 before), and
 still no fit gains on the decisions of new matches (``benchmarks/decision_gain.py``:
-−0.25 to +0.07 pips a decision), where ``search-ppo``'s choices gain 0.86. The command stays for what was not
-tried (several iterations, 4 seats);
+−0.25 to +0.07 pips a decision), where ``search-ppo``'s choices gain 0.86. At 4 seats
+they gain no more than the policy's own (+0.16 against +0.12). The command stays for
+what was not tried (several iterations, a fit at 4 seats);
 ``python -m mt_env.agents.ppo.improve --help`` lists its options.
 """
 
