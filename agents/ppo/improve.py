@@ -468,10 +468,11 @@ def fit(
     val, train = torch.arange(n - n_val, n), torch.arange(n - n_val)
 
     is_label = (actions >= 0).any(1)
-    val_labelled, val_anchors = val[is_label[val]], val[~is_label[val]]
+    val_is_label = is_label[val]
     weight = torch.where(is_label, 1.0, anchor_weight)
 
-    def held_out() -> tuple[float, float, float]:
+    def held_out() -> tuple[float, float, float, float]:
+        """KL, agreement, gain and anchors moved, from one pass of the net over ``val``."""
         with torch.no_grad():
             logits = net(x[val], masks[val])[0]
             logp = torch.log_softmax(logits, -1)
@@ -481,9 +482,12 @@ def fit(
             # the net's expected advantage on held-out labelled decisions, in pips: an
             # estimate, on values the fit never saw, of what one of its decisions gains
             # over the old policy's (its noise averages out over the rows)
-            p = torch.softmax(net(x[val_labelled], masks[val_labelled])[0], -1)
-            gain = (p * adv[val_labelled]).sum(1).mean() if len(val_labelled) else torch.nan
-        return float(kl), float(agree), float(gain)
+            p = logp[val_is_label].exp()
+            gain = (p * adv[val][val_is_label]).sum(1).mean() if len(p) else torch.nan
+            anchors = ~val_is_label
+            moved = logits[anchors].argmax(1) != old[val][anchors].argmax(1)
+            share = moved.float().mean() if len(moved) else torch.nan
+        return float(kl), float(agree), float(gain), float(share)
 
     before = held_out()
     changed = float((target.argmax(1) != old.argmax(1)).float().mean())
@@ -509,8 +513,6 @@ def fit(
             opt.step()
     net.eval()
     after = held_out()
-    with torch.no_grad():
-        moved = net(x[val_anchors], masks[val_anchors])[0].argmax(1) != old[val_anchors].argmax(1)
     return {
         "decisions": n,
         "target_changes_argmax": changed,
@@ -520,7 +522,7 @@ def fit(
         "agree_after": after[1],
         "gain_before": before[2],
         "gain_after": after[2],
-        "anchors_moved": float(moved.float().mean()) if len(val_anchors) else math.nan,
+        "anchors_moved": after[3],
     }
 
 
