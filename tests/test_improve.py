@@ -89,18 +89,19 @@ def test_the_labeller_plays_the_policys_own_choice():
     assert len(agent.records) >= 3
 
 
-@pytest.mark.parametrize("seats", [2, 4])
-def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings(seats):
+@pytest.mark.parametrize("seats, phase", [(2, "later"), (4, "later"), (2, "first")])
+def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings(seats, phase):
     """``worlds="true"``: the labeller values its candidates in the game's own state (the
     other hands, each in its own seat, and the boneyard's draw order, not a guess). With
     the same argmax policy in every seat, the play-out of the policy's own choice is the
     round that follows, so its value is exactly the seat's lead after the real round; the
     other candidates are valued on the same hidden tiles and draws (common random
-    numbers)."""
+    numbers). ``phase="first"``: the same holds in the free first turn (R11), where the
+    play-out goes on laying the seat's train by the policy's argmax."""
     rules = RulesConfig(num_seats=seats)
     policy = PPOAgent.from_checkpoint(CKPT.with_name(f"default-{seats}seat.pt"), rules)
     agents = [
-        Labeller(rules, seat, policy=policy, samples=1, top_k=3, label_prob=1.0)
+        Labeller(rules, seat, policy=policy, samples=1, top_k=3, label_prob=1.0, phase=phase)
         for seat in range(seats)
     ]
     enc = ObservationEncoder(rules)
@@ -126,6 +127,28 @@ def test_the_true_world_values_the_policys_choice_at_what_the_round_then_brings(
                 labelled[k] = len(agent.records)
     differ = [v[1][0] != v[0][0] for a in agents for _, _, _, v in a.records]
     assert any(differ), "some other play leads elsewhere in the same world"
+    free_first = [o[enc.pieces["phase"]][1] > 0.5 for a in agents for o, _, _, _ in a.records]
+    assert all(free_first) if phase == "first" else not any(free_first)
+
+
+def test_first_turn_labels_are_the_policys_likeliest_moves_the_stop_among_them():
+    """``phase="first"`` labels the free first turn's decisions (R11) and no other: each
+    tile laid and the stop (pass) are candidates, the policy's most probable first, and
+    the rest of the round's decisions are left to the anchors; an unknown phase is refused."""
+    data = collect(_job(5, worlds="true", futures=1, label_prob=1.0, phase="first", anchor_prob=1))
+    enc = ObservationEncoder(RULES)
+    labelled = data["actions"][:, 0] >= 0
+    free_first = data["obs"][:, enc.pieces["phase"]][:, 1] > 0.5
+    assert labelled.sum() >= 10 and np.array_equal(labelled, free_first)
+    probs = PPOAgent.from_checkpoint(CKPT, RULES).probabilities(data["obs"], data["mask"])
+    rows = np.flatnonzero(labelled)
+    first = data["actions"][rows, 0]
+    assert np.array_equal(probs[rows, first], (probs[rows] * data["mask"][rows]).max(1))
+    assert (data["actions"][rows] == enc.codec.pass_).any(), "the stop is a candidate"
+    searched = data["actions"][rows]
+    assert data["mask"][rows[:, None].repeat(3, 1)[searched >= 0], searched[searched >= 0]].all()
+    with pytest.raises(ValueError, match="phase='both': expected one of"):
+        Labeller(RULES, 0, policy=None, samples=1, top_k=2, label_prob=1.0, phase="both")
 
 
 def test_true_worlds_are_one_world_each(tmp_path, capsys):

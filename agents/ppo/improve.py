@@ -87,15 +87,26 @@ from mt_env.match import Match
 from mt_env.observation import ObservationEncoder
 from mt_env.rules import RoundState, determinize
 
+WORLDS = ("guessed", "true")
+# the decisions labelled: after the free first turn (search-ppo's searches), in it, or both
+PHASES = ("later", "first", "all")
+
 
 class Labeller(PolicySearchAgent):
     """``search-ppo`` that plays the policy's own choice (``margin`` infinite) and, at a share
     ``label_prob`` of the decisions it would search, records the values of its ``top_k``
-    candidates in its ``samples`` guessed worlds: ``(observation, mask, actions, values)``."""
+    candidates in its ``samples`` guessed worlds: ``(observation, mask, actions, values)``.
+    ``phase`` (:data:`PHASES`) says which decisions: those ``search-ppo`` searches
+    (``"later"``), the free first turn's (``"first"``: each tile laid and the stop), or both."""
 
-    def __init__(self, config, seed, *, policy, samples, top_k, label_prob) -> None:
+    def __init__(
+        self, config, seed, *, policy, samples, top_k, label_prob, phase="later"
+    ) -> None:
+        if phase not in PHASES:
+            raise ValueError(f"phase={phase!r}: expected one of {PHASES}")
         super().__init__(config, seed, policy=policy, samples=samples, top_k=top_k, margin=math.inf)
         self.label_prob = label_prob
+        self.phase = phase
         self.records: list[tuple[np.ndarray, np.ndarray, list[int], list[list[float]]]] = []
         # worlds="true": the game's own state and the labeller's seat, set before each of
         # its decisions; its one "guessed" world is then the real one (:meth:`_world`)
@@ -114,8 +125,25 @@ class Labeller(PolicySearchAgent):
         hands = [state.hand_mask((seat + k) % n) for k in range(1, n)]
         return determinize(position, [None, *hands], state.boneyard_ids)
 
+    def _choose(self, v) -> int:
+        if v.free_first and v.plays and self.phase != "later":
+            # R11's free first turn: the candidates are the policy's most probable moves,
+            # the stop (pass) among them; the rollouts go on laying the train by its argmax
+            options = v.plays + [(self.decoder.codec.pass_, -1, -1)] * v.can_pass
+            observation, mask = self._input
+            probs = self.policy.probabilities(observation[None], mask[None])[0]
+            return self._label(v, sorted(options, key=lambda p: -probs[p[0]]))
+        return super()._choose(v)
+
     def search(self, v) -> int:
-        ranked = self.rank(v)[: self.top_k]
+        if self.phase == "first":
+            return self.rank(v)[0][0]
+        return self._label(v, self.rank(v))
+
+    def _label(self, v, ranked: list[tuple[int, int, int]]) -> int:
+        """Record the values of the ``top_k`` first of ``ranked`` (at a share
+        ``label_prob`` of the calls) and play the first, the policy's choice."""
+        ranked = ranked[: self.top_k]
         if len(ranked) > 1 and self.rng.random() < self.label_prob:
             values = self.option_values(v, ranked, lambda s, play: s.apply(play[0]))
             observation, mask = self._input
@@ -123,7 +151,6 @@ class Labeller(PolicySearchAgent):
         return ranked[0][0]
 
 
-WORLDS = ("guessed", "true")
 
 
 @dataclass
@@ -140,6 +167,7 @@ class Job:
     opponents: tuple[tuple[str, float], ...]
     anchor_prob: float = 0.0
     worlds: str = "guessed"
+    phase: str = "later"
 
 
 def collect(job: Job) -> dict:
@@ -170,6 +198,7 @@ def collect(job: Job) -> dict:
                     samples=job.futures,
                     top_k=job.max_actions,
                     label_prob=job.label_prob,
+                    phase=job.phase,
                 )
             else:
                 agent = make_agent(name, cfg, seed=rng.getrandbits(62))
@@ -226,6 +255,7 @@ def collect_many(
     opponents: tuple[tuple[str, float], ...],
     out: Path | None = None,
     worlds: str = "guessed",
+    phase: str = "later",
 ) -> dict:
     """Run :func:`collect` jobs on ``workers`` spawned processes until ``minutes`` have
     passed (each job started by then finishes); every job's decisions, concatenated, and
@@ -244,6 +274,7 @@ def collect_many(
             opponents,
             anchor_prob,
             worlds,
+            phase,
         )
         for i in itertools.count()
     )
@@ -279,6 +310,7 @@ def collect_many(
                 "max_actions": max_actions,
                 "opponents": dict(opponents),
                 "worlds": worlds,
+                "phase": phase,
             }
         )
     )
@@ -547,6 +579,13 @@ def main(argv: list[str] | None = None) -> int:
         "(one world: the policy's argmax plays it out the same way every time)",
     )
     parser.add_argument(
+        "--phase",
+        choices=PHASES,
+        default="later",
+        help="the decisions labelled: 'later' ones (after the free first turn, where "
+        "search-ppo searches), the 'first' turn's (R11: each tile laid and the stop), or 'all'",
+    )
+    parser.add_argument(
         "--futures",
         type=int,
         default=None,
@@ -664,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
             opponents=tuple(mix.items()),
             out=Path(args.data) if args.data else None,
             worlds=args.worlds,
+            phase=args.phase,
         )
     torch.set_num_threads(max(1, args.workers))
     net = build_policy(payload)
