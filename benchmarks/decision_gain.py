@@ -8,7 +8,9 @@ the mean advantage of its choice over the labelling policy's expected play, in p
 its standard error. A choice outside the searched plays counts as the worst searched one
 (:func:`mt_env.agents.ppo.improve.advantages`). Label the test set with a seed no fit saw.
 ``search-ppo`` acts on each bare observation, so without its inference from earlier
-passes. docs/experiments.md section 3.16.
+passes. Labels of the free first turn (``improve --phase first``) are scored the same way;
+there ``search-ppo`` plays the policy's own move, so give ``--search-ppo 0``.
+docs/experiments.md sections 3.16 and 3.17.
 
     .venv/bin/python benchmarks/decision_gain.py test.npz --decisions 15000 \\
         --policy checkpoints/default-2seat.pt --candidates /tmp/fitted.pt

@@ -8,7 +8,8 @@ choices:
 1. **Labels.** Full matches are played; the policy's seats are :class:`Labeller` agents,
    ``search-ppo`` with an infinite margin, so they play the policy's own argmax and the
    states are the policy's. At a share ``label_prob`` of the decisions ``search-ppo`` would
-   search (two or more plays, outside the free first turn) it records the values of its
+   search (two or more plays, outside the free first turn; with ``phase`` ``"first"`` or
+   ``"all"`` the free first turn's decisions instead or too) it records the values of its
    ``max_actions`` candidates (the policy's most probable plays) in ``futures`` guessed
    worlds common to all candidates (:meth:`mt_env.agents.search.SearchAgent.option_values`:
    guessed hidden tiles with its inference from passes, every seat played out by the
@@ -48,9 +49,13 @@ screening deals (49.7% against 50.7%). Section 3.16: with ``worlds="true"`` the 
 are unbiased and nine times as many (453,205 in 25 minutes; 49,492 in 20 before), and
 still no fit gains on the decisions of new matches (``benchmarks/decision_gain.py``:
 −0.25 to +0.07 pips a decision), where ``search-ppo``'s choices gain 0.86. At 4 seats
-they gain no more than the policy's own (+0.16 against +0.12). The command stays for
-what was not tried (several iterations, a fit at 4 seats);
-``python -m mt_env.agents.ppo.improve --help`` lists its options.
+they gain no more than the policy's own (+0.16 against +0.12). Section 3.17: with
+``phase="first"`` the free first turn's decisions (each tile laid, and the stop) are
+labelled too, where the shipped policy made its gains over ``search``; there the policy's
+second choice loses 1.3 pips to its first on average at 2 seats and 12.6 at 4, and no fit
+gains on new matches (at most +0.07 and +0.04 pips, within 1.5 standard errors). The command stays
+for what was not tried (several iterations); ``python -m mt_env.agents.ppo.improve
+--help`` lists its options.
 """
 
 from __future__ import annotations
