@@ -104,9 +104,7 @@ class Labeller(PolicySearchAgent):
     ``phase`` (:data:`PHASES`) says which decisions: those ``search-ppo`` searches
     (``"later"``), the free first turn's (``"first"``: each tile laid and the stop), or both."""
 
-    def __init__(
-        self, config, seed, *, policy, samples, top_k, label_prob, phase="later"
-    ) -> None:
+    def __init__(self, config, seed, *, policy, samples, top_k, label_prob, phase="later") -> None:
         if phase not in PHASES:
             raise ValueError(f"phase={phase!r}: expected one of {PHASES}")
         super().__init__(config, seed, policy=policy, samples=samples, top_k=top_k, margin=math.inf)
@@ -154,8 +152,6 @@ class Labeller(PolicySearchAgent):
             observation, mask = self._input
             self.records.append((observation, mask, [a for a, _, _ in ranked], values))
         return ranked[0][0]
-
-
 
 
 @dataclass
