@@ -133,9 +133,7 @@ class Labeller(PolicySearchAgent):
             # R11's free first turn: the candidates are the policy's most probable moves,
             # the stop (pass) among them; the rollouts go on laying the train by its argmax
             options = v.plays + [(self.decoder.codec.pass_, -1, -1)] * v.can_pass
-            observation, mask = self._input
-            probs = self.policy.probabilities(observation[None], mask[None])[0]
-            return self._label(v, sorted(options, key=lambda p: -probs[p[0]]))
+            return self._label(v, self.by_probability(options))
         return super()._choose(v)
 
     def search(self, v) -> int:

@@ -396,9 +396,14 @@ class PolicySearchAgent(SearchAgent):
 
     def rank(self, v) -> list[tuple[int, int, int]]:
         """The legal plays by the policy's probability, most probable first."""
+        return self.by_probability(v.plays)
+
+    def by_probability(self, options: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """``(action, tile, train)`` options by the policy's probability of the action on
+        the current input, most probable first."""
         observation, mask = self._input
         probs = self.policy.probabilities(observation[None], mask[None])[0]
-        return sorted(v.plays, key=lambda p: -probs[p[0]])
+        return sorted(options, key=lambda p: -probs[p[0]])
 
     def finish_rounds(self, v, states: list) -> None:
         """Play every imagined world to the end of the round with the policy's argmax for
