@@ -19,7 +19,6 @@ docs/experiments.md sections 3.16 and 3.17.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
@@ -27,7 +26,7 @@ import torch
 
 from mt_env.agents.features import make_featurizer
 from mt_env.agents.ppo import PPOAgent, build_policy, load_checkpoint
-from mt_env.agents.ppo.improve import advantages, read_data
+from mt_env.agents.ppo.improve import advantages, read_data, true_world_meta
 from mt_env.agents.ppo.policy import PolicySearchAgent
 from mt_env.config import RulesConfig
 
@@ -54,9 +53,10 @@ def main() -> None:
     payload = load_checkpoint(args.policy)
     config = RulesConfig.from_dict(payload["rules"])
     data = read_data(args.data, config)
-    meta = json.loads(str(data["meta"])) if "meta" in data else {}
-    if meta.get("worlds") != "true" or data["q"].shape[2] != 1:
-        parser.error(f"{args.data}: expected labels from improve --worlds true (one true world)")
+    try:
+        meta = true_world_meta(data, args.data)
+    except ValueError as err:
+        parser.error(str(err))
     labelled = np.flatnonzero(data["actions"][:, 0] >= 0)
     n = min(args.decisions, len(labelled))
     rows = np.sort(np.random.default_rng(args.seed).choice(labelled, n, replace=False))

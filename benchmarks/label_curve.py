@@ -27,7 +27,7 @@ them out, from the bare observation) and for the last fit of ``--sizes``. docs/e
 from __future__ import annotations
 
 import argparse
-import json
+import copy
 import math
 import time
 from itertools import pairwise
@@ -38,7 +38,7 @@ from torch import nn
 
 from mt_env.agents.features import make_featurizer
 from mt_env.agents.ppo import PPOAgent, build_policy, load_checkpoint
-from mt_env.agents.ppo.improve import advantages, read_data
+from mt_env.agents.ppo.improve import advantages, read_data, true_world_meta
 from mt_env.agents.ppo.policy import PolicySearchAgent
 from mt_env.config import RulesConfig
 
@@ -47,16 +47,16 @@ class Decisions:
     """The labelled decisions of one file: the policy's input ``x``, the searched plays
     ``searched`` (N, A), the policy's argmax and each play's advantage (N, A), in pips."""
 
-    def __init__(self, path: str, payload: dict, config: RulesConfig, rows=None) -> None:
+    def __init__(self, path: str, payload: dict, config: RulesConfig) -> None:
         data = read_data(path, config)
-        meta = json.loads(str(data["meta"])) if "meta" in data else {}
-        if meta.get("worlds") != "true" or data["q"].shape[2] != 1:
-            raise SystemExit(f"{path}: expected labels from improve --worlds true (one true world)")
+        try:
+            meta = true_world_meta(data, path)
+        except ValueError as err:
+            raise SystemExit(str(err)) from None
         if meta.get("phase", "later") != "later":
             raise SystemExit(f"{path}: expected labels of the later decisions (improve --phase "
                              f"later, what search-ppo searches), got phase {meta['phase']!r}")  # fmt: skip
-        labelled = np.flatnonzero(data["actions"][:, 0] >= 0)
-        rows = labelled if rows is None else rows(labelled)
+        rows = np.flatnonzero(data["actions"][:, 0] >= 0)
         self.obs, self.masks = data["obs"][rows], data["mask"][rows].astype(bool)
         self.actions = data["actions"][rows]
         self.x = torch.as_tensor(make_featurizer(config, payload["features"])(self.obs))
@@ -71,6 +71,13 @@ class Decisions:
         self.searched = np.zeros(self.masks.shape, bool)
         ok = self.actions >= 0
         self.searched[np.nonzero(ok)[0], self.actions[ok]] = True
+
+    def take(self, rows: np.ndarray) -> Decisions:
+        """These decisions at ``rows`` only."""
+        part = copy.copy(self)
+        for name in ("obs", "masks", "actions", "x", "adv", "argmax", "searched"):
+            setattr(part, name, getattr(self, name)[rows])
+        return part
 
 
 def readout(score: np.ndarray, d: Decisions, rows=slice(None)) -> str:
@@ -201,9 +208,7 @@ def main() -> None:
         return
     k = min(args.search_rows, len(test.argmax))
     rng = np.random.default_rng(args.seed)
-    sample = Decisions(
-        args.test, payload, config, rows=lambda r: np.sort(rng.choice(r, k, replace=False))
-    )
+    sample = test.take(np.sort(rng.choice(len(test.argmax), k, replace=False)))
     torch.set_num_threads(1)
     idx = np.arange(k)
     print(f"{k} decisions for search-ppo; the policy's argmax on them: "

@@ -367,6 +367,21 @@ def read_data(path: str | os.PathLike, config: RulesConfig) -> dict:
     return data
 
 
+def labels_meta(data: dict) -> dict:
+    """The options a labels file was written with (:func:`collect_many`'s ``meta``); ``{}``
+    for files written before it recorded them."""
+    return json.loads(str(data["meta"])) if "meta" in data else {}
+
+
+def true_world_meta(data: dict, path: str | os.PathLike) -> dict:
+    """``data``'s :func:`labels_meta`; ValueError naming ``path`` unless each label is one
+    play-out in the true world (``--worlds true``), as the yardsticks in ``benchmarks/`` need."""
+    meta = labels_meta(data)
+    if meta.get("worlds") != "true" or data["q"].shape[2] != 1:
+        raise ValueError(f"{path}: expected labels from improve --worlds true (one true world)")
+    return meta
+
+
 def advantages(
     old_logits: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor, q: torch.Tensor
 ) -> torch.Tensor:
@@ -738,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
         "batch",
         "seed",
     )
-    labels = json.loads(str(data["meta"])) if "meta" in data else {}
+    labels = labels_meta(data)
     payload["improve"] = {
         **{k: getattr(args, k) for k in fitted},
         "labels": {"file": args.data or "", **labels},
