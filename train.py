@@ -89,7 +89,13 @@ from mt_env.agents.ppo.checkpoint import (
 )
 from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
 from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
-from mt_env.agents.ppo.rollout import Collectors, RolloutSpec, check_backend, parse_opponent_mix
+from mt_env.agents.ppo.rollout import (
+    Collectors,
+    RolloutSpec,
+    check_backend,
+    check_duplicates,
+    parse_opponent_mix,
+)
 from mt_env.agents.ppo.runs import (
     OptionError,
     StopSignals,
@@ -225,6 +231,12 @@ class TrainConfig:
     search: about 15 ms at 2 seats (docs/experiments.md, section 3.10)"""
     expert_coef: float = 1.0
     """weight of that cross-entropy: its mean over the labelled decisions of each minibatch"""
+    duplicates: int = 1
+    """duplicate matches (1 = off): each collector plays its games in groups of this many copies
+    of one match (the same deals, boneyard order, seats and opponents), and a decision's
+    advantage is its round's return minus the other copies' mean return that round, in place of
+    GAE's: the deal's luck cancels (agents/ppo/rollout.py). A divisor of games_per_worker; needs
+    round_is_episode and gamma = 1"""
     snapshot_every: int = 10
     """updates between snapshots added to the opponent pool (0 = none)"""
     pool_size: int = 8
@@ -276,6 +288,8 @@ class TrainConfig:
             raise OptionError(str(err)) from None
         rules = checked("rules", self.rules, self.rules_config)
         checked("features", self.features, lambda: layout(rules, self.features))
+        checked("duplicates", self.duplicates, lambda: check_duplicates(
+            self.duplicates, self.games_per_worker, self.round_is_episode, self.gamma))
         if not 1 <= self.learner_seats <= rules.num_seats:
             raise OptionError(f"learner_seats={self.learner_seats}: expected 1..{rules.num_seats}")
         from mt_env.agents import make_agent
@@ -454,6 +468,7 @@ def main(argv: list[str] | None = None) -> Path:
             learner_seats=cfg.learner_seats, opponent_mix=parse_opponent_mix(cfg.opponent_mix),
             features=cfg.features, hidden_sizes=cfg.hidden_sizes, gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda, critic=cfg.critic, expert_every=cfg.expert_every,
+            duplicates=cfg.duplicates,
         )
         for k in range(max(1, cfg.num_workers))
     ]

@@ -219,7 +219,8 @@ def demonstrations(
     (:class:`~mt_env.agents.ppo.rollout.Collectors`). ``directory``: where the store keeps
     its files (:class:`Demonstrations`)."""
     demo_specs = [
-        dataclasses.replace(s, teacher=teacher, gae_lambda=1.0, seed=s.seed + DEMO_SEED_OFFSET)
+        dataclasses.replace(s, teacher=teacher, gae_lambda=1.0, seed=s.seed + DEMO_SEED_OFFSET,
+                            duplicates=1)  # a scripted teacher's copies would play alike
         for s in specs
     ]
     store = Demonstrations(specs[0].rules, specs[0].features, len(specs), directory)

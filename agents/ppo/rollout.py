@@ -23,6 +23,19 @@ rollouts and is the default; the search improves on it). Where that search ran, 
 the transition's ``expert`` label (else -1); the trainer adds the label's cross-entropy to the
 PPO loss. The action played is still the policy's sample.
 
+**Duplicate matches** (``spec.duplicates`` = K > 1, issue 14): the games are played in groups
+of K copies of one match: the same deals (hands, engine *and* boneyard order, R4), the same
+seats for the learner and the same opponents with the same seeds, as a duplicate tournament
+replays a deal at every table. The copies part only where a sampled move differs. A learner
+decision's advantage is then its round's return minus the mean return of the *other* K - 1
+copies of that round for the same seat (a leave-one-out baseline, as in RLOO or GRPO), in
+place of GAE's: the luck of the deal and of the draws, which no critic can see (the value
+probe of docs/experiments.md §3.10 explains ~8% of a round's return), is the same in every
+copy and cancels, and copies that played alike carry advantages that sum to zero over the
+group. A round's transitions wait until every copy has finished that round (they may be
+trained in a later batch than the one they were played in); the value head still learns
+GAE's λ-returns. Needs ``round_is_episode`` and ``gamma == 1`` (:func:`check_duplicates`).
+
 Values come from the policy's own value head, or with ``spec.critic ==
 "privileged"`` from a separate critic that also sees the other hands and the
 boneyard (:class:`mt_env.agents.ppo.policy.PrivilegedCritic`): each transition then records that
@@ -116,6 +129,29 @@ class RolloutSpec:
     transition also records :func:`mt_env.agents.ppo.policy.privileged_features` for the update"""
     expert_every: int = 0
     """label one in this many learner decisions with search-ppo's choice (0 = none; above)"""
+    duplicates: int = 1
+    """copies of each match played on the same deals, advantages relative to the other copies
+    (1 = off, GAE's advantages; above)"""
+
+
+def check_duplicates(duplicates: int, num_games: int, round_is_episode: bool, gamma: float) -> None:
+    """ValueError unless ``duplicates`` copies of each match can be played by a collector of
+    ``num_games`` games: a whole number of groups, episodes of one round (the copies' returns
+    are compared round by round) and undiscounted returns (every decision of a round has the
+    round's return)."""
+    if duplicates < 1:
+        raise ValueError(f"duplicates={duplicates}: expected >= 1 (1 = off)")
+    if duplicates == 1:
+        return
+    if num_games % duplicates:
+        raise ValueError(f"duplicates={duplicates}: expected a divisor of the games per collector "
+                         f"({num_games}), so that every game has its copies")
+    if not round_is_episode:
+        raise ValueError(f"duplicates={duplicates} needs round_is_episode=True (copies are "
+                         "compared round by round)")
+    if gamma != 1.0:
+        raise ValueError(f"duplicates={duplicates} needs gamma=1.0 (got {gamma}): each decision's "
+                         "advantage is its round's return against the other copies'")
 
 
 def parse_opponent_mix(text: str) -> dict[str, float]:
@@ -138,21 +174,37 @@ def parse_opponent_mix(text: str) -> dict[str, float]:
     return mix
 
 
-class _Game:
-    __slots__ = ("match", "roles", "agents", "streams", "pool_index")
+@dataclass(frozen=True)
+class _MatchPlan:
+    """Who sits where in a new match, and its seeds: what the copies of a duplicate match share."""
 
-    def __init__(self) -> None:
+    roles: tuple[str, ...]
+    pool_index: dict[int, int]
+    agent_seeds: dict[int, int]  # scripted seats (a baseline, or the teacher in a learner seat)
+    seed: int  # the match's deals
+
+
+class _Game:
+    __slots__ = ("match", "roles", "agents", "streams", "pool_index", "group", "plays", "plan_key",
+                 "returns")
+
+    def __init__(self, group: int = 0) -> None:
         self.match: Match
         self.roles: list[str] = []
         self.agents: dict[int, object] = {}
         self.streams: dict[int, list[list]] = {}
         self.pool_index: dict[int, int] = {}
+        self.group = group  # duplicates: the copies of one match share a group
+        self.plays = 0  # matches this game has started (its copies' n-th match is the same)
+        self.plan_key: tuple[int, int] = (group, 0)
+        self.returns: dict[int, float] = {}  # learner seats' rewards in this episode so far
 
 
 class Collector:
     """Runs ``spec.num_games`` matches at once and returns PPO batches from them."""
 
     def __init__(self, spec: RolloutSpec) -> None:
+        check_duplicates(spec.duplicates, spec.num_games, spec.round_is_episode, spec.gamma)
         self.spec = spec
         self.cfg = spec.rules
         self.enc = ObservationEncoder(spec.rules)
@@ -178,7 +230,11 @@ class Collector:
         self.finished: list[tuple] = []
         self.ready = 0
         self.stats = _Stats()
-        self.games = [_Game() for _ in range(spec.num_games)]
+        # duplicates: each match's plan until all its copies have started it; each round's
+        # finished copies (their transitions and returns) until the last copy finishes it
+        self._plans: dict[tuple[int, int], list] = {}
+        self._held: dict[tuple[int, int, int], list] = {}
+        self.games = [_Game(i // spec.duplicates) for i in range(spec.num_games)]
         for g in self.games:
             self._new_match(g)
 
@@ -192,29 +248,50 @@ class Collector:
             self.pool.append(net)
 
     def _new_match(self, g: _Game) -> None:
+        k = self.spec.duplicates
+        g.plan_key = (g.group, g.plays)
+        g.plays += 1
+        if k == 1:
+            plan = self._draw_plan()
+        else:  # the first copy to get here draws the plan; the others take it
+            held = self._plans.setdefault(g.plan_key, [None, k])
+            if held[0] is None:
+                held[0] = self._draw_plan()
+            plan = held[0]
+            held[1] -= 1
+            if not held[1]:
+                del self._plans[g.plan_key]
+        g.roles = list(plan.roles)
+        g.pool_index = dict(plan.pool_index)
+        g.agents = {}
+        for seat, agent_seed in plan.agent_seeds.items():
+            scripted = self.spec.teacher if g.roles[seat] == LEARNER else g.roles[seat]
+            agent = make_agent(scripted, self.cfg, seed=agent_seed)
+            agent.reset()
+            g.agents[seat] = agent
+        g.streams = {seat: [] for seat in range(len(g.roles)) if g.roles[seat] == LEARNER}
+        g.returns = dict.fromkeys(g.streams, 0.0)
+        g.match = Match(self.cfg, seed=plan.seed)
+
+    def _draw_plan(self) -> _MatchPlan:
         n = self.cfg.num_seats
         seats = list(range(n))
         self.rng.shuffle(seats)
         learners = set(seats[: self.spec.learner_seats])
-        g.roles = []
-        g.agents = {}
-        g.pool_index = {}
+        roles, pool_index, agent_seeds = [], {}, {}
         for seat in range(n):
             role = LEARNER if seat in learners else self._draw_opponent()
             if role == PAST:
                 if self.pool:
-                    g.pool_index[seat] = self.rng.randrange(len(self.pool))
+                    pool_index[seat] = self.rng.randrange(len(self.pool))
                 else:
                     role = LEARNER
-            g.roles.append(role)
+            roles.append(role)
             # a baseline seat, or a learner seat played by the teacher (demonstrations)
             scripted = self.spec.teacher if role == LEARNER else role
             if scripted not in ("", LEARNER, PAST):
-                agent = make_agent(scripted, self.cfg, seed=self.rng.randrange(2**31))
-                agent.reset()
-                g.agents[seat] = agent
-        g.streams = {seat: [] for seat in range(n) if g.roles[seat] == LEARNER}
-        g.match = Match(self.cfg, seed=self.rng.randrange(2**63))
+                agent_seeds[seat] = self.rng.randrange(2**31)
+        return _MatchPlan(tuple(roles), pool_index, agent_seeds, self.rng.randrange(2**63))
 
     def _draw_opponent(self) -> str:
         return self.rng.choices(self._mix_names, self._mix_weights)[0]
@@ -230,8 +307,10 @@ class Collector:
         rewards = round_rewards(spec.reward, self.cfg, result, spec.reward_scale, m.totals)
         for s, stream in g.streams.items():
             self.stats.round_scores.append(result.scores[s])
-            if rewards is not None and stream:
-                stream[-1][_REW] += rewards[s]  # credited to this seat's last decision
+            if rewards is not None:
+                g.returns[s] = g.returns.get(s, 0.0) + rewards[s]
+                if stream:
+                    stream[-1][_REW] += rewards[s]  # credited to this seat's last decision
         for s, role in enumerate(g.roles):
             if role != LEARNER:
                 self.stats.opponent_scores.append(result.scores[s])
@@ -239,14 +318,42 @@ class Collector:
             places = m.places()
             final = match_rewards(spec.reward, places)
             for s, stream in g.streams.items():
-                if final is not None and stream:
-                    stream[-1][_REW] += final[s]
+                if final is not None:
+                    g.returns[s] = g.returns.get(s, 0.0) + final[s]
+                    if stream:
+                        stream[-1][_REW] += final[s]
                 self.stats.record_match(places, s)
-                self._close(stream)
+            self._end_episode(g, result.round_index)
             self._new_match(g)
         elif spec.round_is_episode:
+            self._end_episode(g, result.round_index)
+
+    def _end_episode(self, g: _Game, round_index: int) -> None:
+        """Every learner stream of ``g`` ended its episode. Without duplicates its transitions
+        are ready (GAE, bootstrap 0); with them they wait for the other copies of the round."""
+        k = self.spec.duplicates
+        if k == 1:
             for stream in g.streams.values():
                 self._close(stream)
+            return
+        rows = {}
+        for s, stream in g.streams.items():
+            if stream:
+                stream[-1][_DONE] = True
+            rows[s] = self._gae(stream, next_value=0.0)
+            stream.clear()
+        copies = self._held.setdefault((*g.plan_key, round_index), [])
+        copies.append((rows, g.returns))
+        g.returns = dict.fromkeys(g.streams, 0.0)
+        if len(copies) < k:
+            return
+        del self._held[(*g.plan_key, round_index)]
+        for s in copies[0][1]:  # the learner seats, the same in every copy
+            total = sum(ret[s] for _, ret in copies)
+            for rows, ret in copies:
+                adv = ret[s] - (total - ret[s]) / (k - 1)  # leave-one-out baseline
+                self.finished.extend((*row[:5], adv, *row[6:]) for row in rows[s])
+                self.ready += len(rows[s])
 
     def _close(self, stream: list[list]) -> None:
         """The stream's episode ended: all its transitions are ready (bootstrap 0)."""
@@ -258,8 +365,13 @@ class Collector:
 
     def _flush(self, stream: list[list], next_value: float, keep_last: bool) -> None:
         """GAE over the stream's ready transitions, moved to ``finished``."""
-        gamma, lam = self.spec.gamma, self.spec.gae_lambda
         body = stream[:-1] if keep_last else stream
+        self.finished.extend(self._gae(body, next_value))
+        del stream[: len(body)]
+
+    def _gae(self, body: list[list], next_value: float) -> list[tuple]:
+        """``body``'s transitions as batch rows, in order, with GAE's advantages and returns."""
+        gamma, lam = self.spec.gamma, self.spec.gae_lambda
         adv = 0.0
         out = []
         for tr in reversed(body):
@@ -269,14 +381,13 @@ class Collector:
             out.append((tr[_OBS], tr[_MASK], tr[_ACT], tr[_LOGP], tr[_VAL], adv, adv + tr[_VAL],
                         tr[_PRIV], tr[_EXPERT]))
             next_value = tr[_VAL]
-        self.finished.extend(reversed(out))
-        del stream[: len(body)]
+        return out[::-1]
 
     def record(self, g: _Game, seat: int, x, mask, action: int, logp: float, value: float,
                priv: np.ndarray = _NO_PRIV, expert: int = -1) -> None:
         """A learner decision of ``seat``: appended to that seat's own stream."""
         stream = g.streams[seat]
-        if stream:
+        if stream and self.spec.duplicates == 1:
             self.ready += 1  # the previous decision of this seat now has a successor
         stream.append([x, mask, action, logp, value, 0.0, False, priv, expert])
 
@@ -366,8 +477,8 @@ class Collector:
                                     privs[i], label)
                     self.step(g, seat, a)
         for g in self.games:
-            for stream in g.streams.values():
-                if len(stream) > 1:
+            for stream in g.streams.values():  # (duplicates: a round waits for its copies)
+                if len(stream) > 1 and self.spec.duplicates == 1:
                     self._flush(stream, next_value=stream[-1][_VAL], keep_last=True)
         batch = _stack(self.finished)
         batch["stats"] = self.stats.take()
