@@ -14,7 +14,8 @@ return:
 - the mean variance *within* a round's copies (what is left once the deal's luck cancels:
   only the policy's own sampled moves part the copies);
 - the variance of the leave-one-out advantages the trainer uses (return minus the other
-  copies' mean), and the share of rounds whose copies all scored the same (no signal).
+  copies' mean), the share of rounds whose copies all scored the same (no signal), and the
+  share of decisions every copy made alike before the copies parted (advantage 0).
 """
 
 from __future__ import annotations
@@ -73,9 +74,11 @@ def main() -> None:
         duplicates=args.copies,
     )
     collector = _Returns(spec)
-    t0 = time.time()
+    t0, decisions, alike_decisions = time.time(), 0, 0
     while sum(len(r) == args.copies for r in collector.rounds.values()) < args.rounds:
-        collector.collect(data["model"], 4096)
+        adv = collector.collect(data["model"], 4096)["advantages"]
+        decisions += len(adv)
+        alike_decisions += int((adv == 0).sum())
     done = [r for r in collector.rounds.values() if len(r) == args.copies][: args.rounds]
     returns = np.array(done) / spec.reward_scale  # pips: the round's zero-sum score
     k = args.copies
@@ -90,6 +93,10 @@ def main() -> None:
     print(
         f"leave-one-out advantage variance {loo.var():.1f}; copies all alike in {alike:.1%} "
         f"of the rounds"
+    )
+    print(
+        f"{alike_decisions:,} of {decisions:,} decisions ({alike_decisions / decisions:.1%}) made "
+        "alike by every copy before the copies parted: advantage 0"
     )
 
 

@@ -4,12 +4,13 @@ other copies' mean (leave-one-out)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import train
 from mt_env import Match, RulesConfig
 from mt_env.agents.ppo import rollout
-from mt_env.agents.ppo.rollout import Collector, RolloutSpec, check_duplicates
+from mt_env.agents.ppo.rollout import Collector, RolloutSpec, check_duplicates, common_prefix
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=3)
 
@@ -114,8 +115,23 @@ def test_sampled_play_gives_leave_one_out_advantages():
             assert sum(advs) == pytest.approx(0, abs=1e-9)
             expected.update(round(a, 5) for a in advs)
     got = {round(float(a), 5) for a in batch["advantages"]}
-    assert got <= expected  # every advantage is one copy's return against the others'
-    assert len(got) > 1  # a fresh policy's sampled play parts the copies
+    # every advantage is one copy's return against the others', or 0 where all played alike
+    assert got <= expected | {0.0}
+    assert len(got - {0.0}) > 1  # a fresh policy's sampled play parts the copies
+
+
+def test_decisions_every_copy_made_alike_get_no_advantage():
+    x = np.zeros(3, dtype=np.float32)
+    y = np.ones(3, dtype=np.float32)
+
+    def row(inp, action):
+        return (inp, None, action, 0.0, 0.0, 0.0, 0.0, None, -1)
+
+    same = [row(x, 1), row(y, 2)]
+    assert common_prefix([same + [row(x, 3)], same + [row(x, 4)], same]) == 2
+    assert common_prefix([[row(x, 1), row(x, 2)], [row(x, 1), row(y, 2)]]) == 1  # the input parts
+    assert common_prefix([[row(x, 1)], [row(x, 2)]]) == 0  # the action parts
+    assert common_prefix([same, same]) == 2
 
 
 def test_rounds_wait_for_their_last_copy():

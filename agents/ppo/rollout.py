@@ -31,8 +31,8 @@ decision's advantage is then its round's return minus the mean return of the *ot
 copies of that round for the same seat (a leave-one-out baseline, as in RLOO or GRPO), in
 place of GAE's: the luck of the deal and of the draws, which no critic can see (the value
 probe of docs/experiments.md §3.10 explains ~8% of a round's return), is the same in every
-copy and cancels, and copies that played alike carry advantages that sum to zero over the
-group. A round's transitions wait until every copy has finished that round (they may be
+copy and cancels. The first decisions that every copy made alike (:func:`common_prefix`)
+get advantage 0: their advantages would sum to zero over the copies. A round's transitions wait until every copy has finished that round (they may be
 trained in a later batch than the one they were played in); the value head still learns
 GAE's λ-returns. Needs ``round_is_episode`` and ``gamma == 1`` (:func:`check_duplicates`).
 
@@ -152,6 +152,18 @@ def check_duplicates(duplicates: int, num_games: int, round_is_episode: bool, ga
     if gamma != 1.0:
         raise ValueError(f"duplicates={duplicates} needs gamma=1.0 (got {gamma}): each decision's "
                          "advantage is its round's return against the other copies'")
+
+
+def common_prefix(copies: list[list[tuple]]) -> int:
+    """How many first decisions (batch rows) every copy of a round made alike: the same
+    policy input and the same action. Their leave-one-out advantages sum to 0 over the copies,
+    so they carry no signal; they get advantage 0 rather than K terms that cancel only over a
+    whole epoch (split across minibatches, they would nudge these choices at random)."""
+    for t in range(min(len(rows) for rows in copies)):
+        x, action = copies[0][t][0], copies[0][t][2]
+        if any(rows[t][2] != action or not np.array_equal(rows[t][0], x) for rows in copies[1:]):
+            return t
+    return min(len(rows) for rows in copies)
 
 
 def parse_opponent_mix(text: str) -> dict[str, float]:
@@ -350,9 +362,11 @@ class Collector:
         del self._held[(*g.plan_key, round_index)]
         for s in copies[0][1]:  # the learner seats, the same in every copy
             total = sum(ret[s] for _, ret in copies)
+            alike = common_prefix([rows[s] for rows, _ in copies])
             for rows, ret in copies:
                 adv = ret[s] - (total - ret[s]) / (k - 1)  # leave-one-out baseline
-                self.finished.extend((*row[:5], adv, *row[6:]) for row in rows[s])
+                self.finished.extend((*row[:5], 0.0 if t < alike else adv, *row[6:])
+                                     for t, row in enumerate(rows[s]))
                 self.ready += len(rows[s])
 
     def _close(self, stream: list[list]) -> None:
