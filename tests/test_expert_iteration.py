@@ -45,7 +45,9 @@ def test_one_in_n_learner_decisions_gets_the_searchs_legal_choice(trained):
     free_first = batch["obs"][:, enc.pieces["phase"]][:, 1] > 0.5
     searchable = ~free_first & (masks[:, : enc.codec.draw].sum(1) > 1)
     labelled = np.flatnonzero(labels >= 0)
-    assert searchable[labelled].all() and stats["expert_labels"] == len(labelled)
+    # the counter also counts a label on a stream's last decision, which waits for the next
+    # batch (its successor is not known yet): at most one per game's learner stream
+    assert searchable[labelled].all() and 0 <= stats["expert_labels"] - len(labelled) <= 4
     assert abs(len(labelled) - searchable.sum() / 2) <= 0.1 * searchable.sum() + 2
     assert masks[labelled, labels[labelled]].all()
     assert 0 < stats["expert_agree"] < stats["expert_labels"]
