@@ -32,9 +32,10 @@ copies of that round for the same seat (a leave-one-out baseline, as in RLOO or 
 place of GAE's: the luck of the deal and of the draws, which no critic can see (the value
 probe of docs/experiments.md §3.10 explains ~8% of a round's return), is the same in every
 copy and cancels. The first decisions that every copy made alike (:func:`common_prefix`)
-get advantage 0: their advantages would sum to zero over the copies. A round's transitions wait until every copy has finished that round (they may be
-trained in a later batch than the one they were played in); the value head still learns
-GAE's λ-returns. Needs ``round_is_episode`` and ``gamma == 1`` (:func:`check_duplicates`).
+get advantage 0: their advantages would sum to zero over the copies. A round's transitions
+wait until every copy has finished that round (they may be trained in a later batch than
+the one they were played in); the value head still learns GAE's λ-returns. Needs
+``round_is_episode`` and ``gamma == 1`` (:func:`check_duplicates`).
 
 Values come from the policy's own value head, or with ``spec.critic ==
 "privileged"`` from a separate critic that also sees the other hands and the
