@@ -19,7 +19,7 @@ search the ``longest-train`` baseline uses), cached per (hand, open end).
 |---|---|---|
 | tile | (T, 6) | in hand, on the planned chain, first tile of the chain, position on the chain (1 = first, falling), pips / 2N, double |
 | train | (n+1, 8) | own, Mexican, another seat's, marked, open double, restricting, follow-up owed there, length / (N+1) |
-| pair | (T, n+1, 3) | the tile joins the train's open end; hand tiles (others) matching the end it would leave / hand_size; unseen tiles matching that end / (N+1) |
+| pair | (T, n+1, 4) | the tile joins the train's open end; hand tiles (others) matching the end it would leave / hand_size; unseen tiles matching that end / (N+1); other seats known to hold none of that end (the observation's ``voids``) / (n-1) |
 | global | 8 | smallest other hand / hand_size, own hand / hand_size, boneyard / T, free first turn, follow-up owed, drawn, a double restricts, own train marked |
 
 "Unseen" tiles are in no hand of the observer and not on the table: the other
@@ -42,7 +42,7 @@ from mt_env.observation import OBSERVATION_VERSION, ObservationEncoder
 from mt_env.tiles import tile_set
 
 FEATURE_SETS = ("none", "planning", "pairs")
-TILE_COLS, TRAIN_COLS, PAIR_COLS, GLOBAL_COLS = 6, 8, 3, 8
+TILE_COLS, TRAIN_COLS, PAIR_COLS, GLOBAL_COLS = 6, 8, 4, 8
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,9 @@ class Featurizer:
         pair[:, :, :, 0] = joins
         pair[:, :, :, 1] = (hand_at - hand[:, :, None]) * self.inv_hand
         pair[:, :, :, 2] = unseen_at / npip
+        # voids (b, n, N+1), relative seats: how many others are known to lack each pip
+        others_void = obs[:, v["voids"]].reshape(b, n, npip)[:, 1:].sum(1) / (n - 1)
+        pair[:, :, :, 3] = np.take_along_axis(others_void, flat_end, 1).reshape(b, t, n1)
         phase = obs[:, v["phase"]]
         sizes = obs[:, v["hand_sizes"]]
         glob = np.stack(

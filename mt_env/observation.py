@@ -29,11 +29,15 @@ the exact slices; ``unpack`` gives named, shaped views):
 | ``phase`` | 4 | [observer to act, free first turn, follow-up owed (R16), drawn since its last play] |
 | ``follow_up_train`` | n+1 | one-hot: the train of the double owing a follow-up |
 | ``scores`` | n | match totals before this round / 100 |
+| ``voids`` | (n, N+1) | 1 for each pip the seat is publicly known to hold none of, from its draws and passes (:attr:`mt_env.rules.RoundState.voids`) |
 
 No hidden information enters: other seats' tiles and the boneyard's order never
-change the vector (only hand *sizes* and the boneyard *size* do). The phase bits
+change the vector (only hand *sizes* and the boneyard *size* do, and the voids, which
+every seat infers alike from the draws and passes it sees). The phase bits
 and the restricting/follow-up pieces describe the seat to act and are filled
-only when the observer is that seat. Version: :data:`OBSERVATION_VERSION`.
+only when the observer is that seat. Version: :data:`OBSERVATION_VERSION` (2 added
+``voids``, at the end: a version-1 vector is the first ``size - n(N+1)`` entries of a
+version-2 one).
 
 The counted pieces are scaled by :attr:`ObservationEncoder.scale` (declared once, used
 by both directions). Decoding lives here too: :meth:`ObservationEncoder.decode` turns an
@@ -57,7 +61,7 @@ from .match import Match
 from .rules import HIDDEN_DRAW, PublicPosition, RoundState
 from .tiles import tile_set
 
-OBSERVATION_VERSION = 1
+OBSERVATION_VERSION = 2
 
 
 def named_pieces(
@@ -98,6 +102,7 @@ class ObservationEncoder:
             ("phase", (4,)),
             ("follow_up_train", (n + 1,)),
             ("scores", (n,)),
+            ("voids", (n, npip)),
         ]
         self.shapes, self.pieces, self.size = named_pieces(shapes)
         # value = entry * scale for the counted pieces (the others are 0/1 or one-hot)
@@ -188,6 +193,10 @@ class ObservationEncoder:
         if lengths[n]:
             ones.append(o["mexican_started"])
         obs[o["boneyard_size"]] = st.boneyard_size / self.scale["boneyard_size"]
+        voids = st.voids
+        if any(voids):
+            for r in range(n):
+                self._void_ones(ones, r, voids[rel[r]])
         self._observer_pieces(obs, ones, st, seat)
         obs[ones] = 1.0
         if totals is not None:
@@ -195,6 +204,15 @@ class ObservationEncoder:
             for r in range(n):
                 obs[sc + r] = totals[rel[r]] * inv_score
         return obs
+
+    def _void_ones(self, ones: list[int], row: int, pips: int) -> None:
+        """Append the indices of row ``row`` of the ``voids`` piece that ``pips`` (a
+        bitset over pips) sets."""
+        start = self._o["voids"] + row * self._npip
+        while pips:
+            low = pips & -pips
+            ones.append(start + low.bit_length() - 1)
+            pips ^= low
 
     def _observer_pieces(self, obs: np.ndarray, ones: list[int], st: RoundState, seat: int) -> None:
         """The pieces that are neither the observer's own tiles nor a rotation of pieces
@@ -299,6 +317,7 @@ class ObservationEncoder:
         v.to_act, v.free_first, v.follow_up, v.drawn = (x > 0.5 for x in piece("phase"))
         v.follow_up_train = one_hot("follow_up_train")
         v.totals = count("scores")
+        v.voids = [self._mask(row) for row in obs[self.pieces["voids"]].reshape(n, npip)]
         self._set_legal(v, action_mask)
         return v
 
@@ -353,6 +372,8 @@ class ObservationEncoder:
         v.restricting = -1 if restricting is None else to_rel[restricting]
         totals = list(match.totals) if match.results else [0] * n
         v.totals = totals[seat:] + totals[:seat]
+        voids = st.voids
+        v.voids = [voids[k] for k in seats]
         self._set_legal(v, action_mask)
         return v
 
@@ -405,6 +426,7 @@ class ObservationEncoder:
             turn_doubles=(follow,) if follow >= 0 else (),
             no_play_turns=0,
             turns_completed=0,
+            voids=tuple(v.voids),
         )
 
 
@@ -419,10 +441,11 @@ class ObservationTracker:
     the pieces in the absolute frame (the layout of seat 0's observation), then one
     hand block per seat. Each call
 
-    - compares the state's public lists, the table and the observer's hand with the
-      copies this vector was built from and rewrites only the entries that differ: a
-      move changes one train, one hand size, one tile, now and then a marker or a
-      first-turn flag, so a handful of writes instead of about ``4n`` and an unpacking;
+    - compares the state's public lists, the table, the voids and the observer's hand
+      with the copies this vector was built from and rewrites only the entries that
+      differ: a move changes one train, one hand size, one tile, now and then a marker,
+      a first-turn flag or a seat's voids, so a handful of writes instead of about
+      ``4n`` and an unpacking;
     - rotates it into the observer's frame with one precomputed gather
       (``ndarray.take``), which also returns the new array a caller may keep or change;
     - fills the pieces that depend on the observer and the turn (open doubles, phase,
@@ -462,6 +485,9 @@ class ObservationTracker:
             for name in ("train_marked", "hand_sizes", "first_turn_pending", "scores"):
                 for r in range(n):
                     perm[o[name] + r] = o[name] + rel[r]
+            for r in range(n):
+                src, dst = o["voids"] + rel[r] * npip, o["voids"] + r * npip
+                perm[dst : dst + npip] = np.arange(src, src + npip)
             perms.append(perm)
         self._perm = perms
         self._t = t
@@ -481,6 +507,7 @@ class ObservationTracker:
         self._marked = 0
         self._pending: list[bool] = []
         self._boneyard = -1
+        self._voids: tuple[int, ...] = ()
 
     def _rebuild(self, match: Match, st: RoundState) -> None:
         """The vector from scratch, and the copies of what it was built from."""
@@ -493,6 +520,7 @@ class ObservationTracker:
         self._table = st.table_mask
         self._ends, self._lengths, self._sizes = ends[:], lengths[:], sizes
         self._marked, self._pending, self._boneyard = marked, pending[:], st.boneyard_size
+        self._voids = st.voids
 
     @staticmethod
     def _set_bits(vec: np.ndarray, start: int, new: int, old: int) -> None:
@@ -542,6 +570,12 @@ class ObservationTracker:
         if boneyard != self._boneyard:
             vec[o["boneyard_size"]] = boneyard / enc.scale["boneyard_size"]
             self._boneyard = boneyard
+        voids = st.voids
+        if voids is not self._voids:  # a new tuple each time a seat's voids change
+            npip = enc._npip
+            for k in compress(self._seats, map(ne, voids, self._voids)):
+                self._set_bits(vec, o["voids"] + k * npip, voids[k], self._voids[k])
+            self._voids = voids
 
     def encode(self, match: Match, seat: int) -> np.ndarray:
         """``encoder.encode(match, seat)``: the same vector (a new array each call)."""
@@ -592,6 +626,7 @@ class SeatView:
         "drawn",
         "follow_up_train",
         "totals",
+        "voids",
         "plays",
         "can_draw",
         "can_pass",
@@ -618,6 +653,7 @@ class SeatView:
     drawn: bool  # the observer drew since its last play
     follow_up_train: int  # relative train of the double owing the follow-up, or -1
     totals: list[int]  # match totals before this round, per relative seat
+    voids: list[int]  # per relative seat: bitset of the pips it is known to lack
     plays: list[tuple[int, int, int]]  # legal plays as (action, tile id, relative train)
     can_draw: bool
     can_pass: bool

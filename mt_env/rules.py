@@ -26,7 +26,24 @@ the read-only view):
   or -1), ``_turn_doubles`` (trains whose last tile is a double played this ordinary
   turn, in the order played: they become open doubles when the turn ends, R19);
 - ``_first_pending[seat]`` — the seat has not finished its first turn;
-- ``_no_play_turns`` — consecutive finished turns without a tile played (R25).
+- ``_no_play_turns`` — consecutive finished turns without a tile played (R25);
+- ``_voids`` — per seat, a bitset over pips: the pips the seat is *publicly known* to
+  hold none of (below); a tuple, replaced when it changes, so copies share it;
+- ``_no_play`` — the open ends (bitset over pips) of the trains the seat to act was
+  checked against when :meth:`_compute_legal` found no legal play; what a draw or a
+  forced pass then proves it lacks.
+
+Known voids (public inference). A draw is legal only when no play is (R15, R17), and a
+pass outside the free first turn too (R17, R18): everyone who sees a seat draw or pass
+learns that the tiles it was checked against — its hand, or after a draw the drawn tile —
+bear none of the open ends of the trains it may play on (R9, R20). ``voids[seat]``
+keeps that knowledge while it stays true: a draw adds those ends; a pass after a draw
+replaces the set with them (the drawn tile, unknown, may bear the older ones); a play
+only shrinks the hand. A pass in the free first turn proves nothing (R11 allows it at
+any time). The voids describe the hand less a tile drawn this turn that is still to be
+played or passed on (that tile may join a voided end). They are sound (no such hand
+ever holds a tile with a pip in its seat's voids: ``tests/test_rules_properties.py``),
+not complete (a seat may lack more).
 
 Moves are the integers of :class:`mt_env.actions.MoveCodec`.
 
@@ -227,6 +244,8 @@ class RoundState:
         "_end_reason",
         "_turns",
         "_legal",
+        "_voids",
+        "_no_play",
     )
 
     def __init__(self, config: RulesConfig, deal: Deal | Mapping) -> None:
@@ -254,6 +273,8 @@ class RoundState:
         self._end_reason: str | None = None
         self._turns = 0
         self._legal: list[int] | None = None
+        self._voids: tuple[int, ...] = (0,) * n
+        self._no_play = 0
 
     def _set_rules(self, config: RulesConfig) -> None:
         """The slots that follow from the configuration alone (tables and rule switches)."""
@@ -336,12 +357,12 @@ class RoundState:
                 low = m & -m
                 moves.append(move_of[low.bit_length() - 1][s])
                 m ^= low
-            if drawn >= 0:
-                return moves or [self._pass]  # V-first-turn-draw: a drawn tile that joins must be played
-            if moves:
+            if moves and drawn < 0:
                 moves.append(self._pass)
-                return moves
-            if self._draw_first and self._turn_plays == 0 and self._boneyard:
+            if moves:
+                return moves  # V-first-turn-draw: a drawn tile that joins must be played
+            self._no_play = 1 << ends[s]
+            if drawn < 0 and self._draw_first and self._turn_plays == 0 and self._boneyard:
                 return [self._draw]  # V-first-turn-draw
             return [self._pass]  # R11/R13: nothing joins, the seat passes
         # Ordinary turn (section 6).
@@ -364,6 +385,10 @@ class RoundState:
                 m ^= low
         if moves:
             return moves  # R15: a seat with a legal play must play
+        no_play = 0
+        for tr in trains:
+            no_play |= 1 << ends[tr]
+        self._no_play = no_play
         if drawn < 0 and self._boneyard:
             return [self._draw]  # R17/R18
         return [self._pass]  # R17/R18: drawn tile does not fit, or empty boneyard
@@ -394,11 +419,18 @@ class RoundState:
         self._legal = None
         s = self._seat
         if move >= self._draw:
+            # Known voids (module docstring): a draw, or a pass not in the free first turn
+            # or after a draw, shows that no play was legal.
             if move == self._draw:
+                self._learn_void(s, self._voids[s] | self._no_play)
                 tile = self._boneyard.pop()
                 self._hands[s] |= self._ts.bit[tile]
                 self._drawn = tile
             else:
+                if self._drawn >= 0:
+                    self._learn_void(s, self._no_play)
+                elif not (self._free_first and self._first_pending[s]):
+                    self._learn_void(s, self._voids[s] | self._no_play)
                 self._end_turn(passed=True)
             return
         codec = self.codec
@@ -437,6 +469,11 @@ class RoundState:
             self._turn_doubles.append(tr)
             return
         self._end_turn(passed=False)  # R15
+
+    def _learn_void(self, seat: int, pips: int) -> None:
+        voids = list(self._voids)
+        voids[seat] = pips
+        self._voids = tuple(voids)
 
     def _as_int(self, move) -> int:
         """Accept numpy integers; reject bools, floats and the rest with a clear error."""
@@ -571,6 +608,7 @@ class RoundState:
             turn_doubles=tuple(self._turn_doubles),
             no_play_turns=self._no_play_turns,
             turns_completed=self._turns,
+            voids=self._voids,
             over=self._end_reason is not None,
         )
 
@@ -711,6 +749,12 @@ class RoundState:
             seat = self._index(seat, "seat")
         return self._first_pending[seat]
 
+    @property
+    def voids(self) -> tuple[int, ...]:
+        """Per seat, a bitset over pips: the pips everyone knows that seat holds none of,
+        from its draws and passes (module docstring, "Known voids")."""
+        return self._voids
+
     def public_lists(self) -> tuple[list[int], list[int], list[int], int, list[bool]]:
         """What :meth:`hand_size`, :meth:`open_end`, :meth:`train_length`, :meth:`is_marked`
         and :meth:`first_turn_pending` answer one at a time, in one call (the observation
@@ -801,6 +845,7 @@ class PublicPosition:
     turn_doubles: tuple[int, ...]  # trains ending in a double played this turn (R19)
     no_play_turns: int  # finished turns in a row without a play (R25)
     turns_completed: int
+    voids: tuple[int, ...]  # per seat: bitset of the pips it is known to lack (RoundState.voids)
     over: bool = False
 
     @property
@@ -824,6 +869,9 @@ def determinize(
     could not see it (``position.drawn == HIDDEN_DRAW``); it must be in that seat's hand.
     ValueError if the guess does not fit the position. The state plays on with this
     module's rules — no second model of the game (OpenSpiel's ``resample_from_infostate``).
+    The state keeps the position's known voids; a guess that gives a seat a tile bearing
+    one of them is a world the public history rules out, and is not refused here: a
+    sampler that wants consistent worlds keeps such tiles away from that seat.
     """
     cfg = position.config
     n = cfg.num_seats
@@ -899,6 +947,10 @@ def determinize(
     st._end_reason = None
     st._turns = position.turns_completed
     st._legal = None
+    if len(position.voids) != n:
+        raise ValueError(f"determinize: position.voids has {len(position.voids)} entries, expected {n}")
+    st._voids = tuple(position.voids)
+    st._no_play = 0
     if position.over:
         raise ValueError("determinize: the round is over; there is nothing left to play")
     return st

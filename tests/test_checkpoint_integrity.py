@@ -154,3 +154,67 @@ def test_a_checkpoint_cannot_run_code_when_loaded(tmp_path):
         with pytest.raises(ValueError, match="corrupt or truncated"):
             load()
     assert not (tmp_path / "ran").exists()
+
+
+def _as_layout_1(data: dict) -> dict:
+    """A layout-2 policy dict as the layout-1 file it would have been: without the trunk
+    inputs of the ``voids`` piece and the pair block's fourth column."""
+    rules = RulesConfig.from_dict(data["rules"])
+    added = rules.num_seats * (rules.max_pip + 1)
+    cut = data["obs_size"] - added
+    model = dict(data["model"])
+    w = model["trunk.0.weight"]
+    model["trunk.0.weight"] = torch.cat([w[:, :cut], w[:, cut + added :]], 1).clone()
+    model["pair_in.weight"] = model["pair_in.weight"][:, :3].clone()
+    return {**data, "model": model, "observation_version": 1, "obs_size": cut}
+
+
+@pytest.mark.parametrize("name", ["default-2seat", "default-4seat"])
+def test_a_layout_1_policy_loads_widened_and_acts_exactly_as_before(tmp_path, name):
+    """Observation layout 2 appended ``voids``: a layout-1 file loads with zero weights on
+    the new inputs, every old weight in place, so the new entries cannot move its output."""
+    import numpy as np
+
+    from mt_env.observation import ObservationEncoder
+
+    shipped = load_checkpoint(ROOT / "checkpoints" / f"{name}.pt")
+    old = tmp_path / "layout1.pt"
+    save_checkpoint(old, _as_layout_1(shipped))
+    rules = RulesConfig.from_dict(shipped["rules"])
+    widened = load_checkpoint(old, rules)
+    assert widened["observation_version"] == 2 and widened["obs_size"] == shipped["obs_size"]
+    assert widened["sha256"] == content_digest({k: v for k, v in widened.items() if k != "sha256"})
+    voids = ObservationEncoder(rules).pieces["voids"]
+    for key, w in widened["model"].items():
+        original = shipped["model"][key]
+        if key == "trunk.0.weight":
+            assert (w[:, voids] == 0).all()
+            keep = torch.ones(w.shape[1], dtype=torch.bool)
+            keep[voids] = False
+            assert torch.equal(w[:, keep], original[:, keep])
+        elif key == "pair_in.weight":
+            assert (w[:, 3] == 0).all() and torch.equal(w[:, :3], original[:, :3])
+        else:
+            assert torch.equal(w, original), key
+    # the new inputs cannot change what it does: any voids give the same probabilities
+    with np.load(ROOT / "tests" / "data" / f"checkpoint_positions_{name[8:]}.npz") as f:
+        obs = f["obs"].copy()
+        masks = np.unpackbits(f["masks"], axis=1, count=int(f["num_actions"])).astype(bool)
+    agent = PPOAgent.from_checkpoint(old, rules)
+    before = agent.probabilities(obs, masks)
+    assert obs[:, voids].any()  # the recorded positions do carry voids
+    obs[:, voids] = 1.0 - obs[:, voids]
+    np.testing.assert_array_equal(agent.probabilities(obs, masks), before)
+
+
+def test_a_layout_1_trainer_checkpoint_or_a_wrong_size_is_refused(tmp_path):
+    shipped = load_checkpoint(SHIPPED)
+    old = _as_layout_1(shipped)
+    trainer = {**old, "optimizer": {}, "best_eval": 0.5, "pool": [], "pretrained": True,
+               "torch_rng": torch.get_rng_state(), "critic": None}
+    save_checkpoint(tmp_path / "trainer.pt", trainer)
+    with pytest.raises(CheckpointError, match="cannot resume it.*--init-policy"):
+        load_checkpoint(tmp_path / "trainer.pt", RULES)
+    save_checkpoint(tmp_path / "short.pt", {**old, "obs_size": old["obs_size"] - 1})
+    with pytest.raises(CheckpointError, match="observation layout 1 of its rules has 192"):
+        load_checkpoint(tmp_path / "short.pt", RULES)

@@ -140,6 +140,7 @@ def test_decode_reads_back_every_piece_the_encoder_wrote(variant):
     enc = ObservationEncoder(config)
     rng = random.Random(0)
     n, seen_follow, seen_marked, seen_open, seen_dead = config.num_seats, 0, 0, 0, 0
+    seen_voids = 0
     for game in range(6):
         match = Match(config, seed=11 + game)
         for _ in range(MAX_MOVES):
@@ -159,6 +160,8 @@ def test_decode_reads_back_every_piece_the_encoder_wrote(variant):
                 assert v.boneyard == st.boneyard_size and v.engine == st.engine
                 assert v.round_index == match.round_index
                 assert v.totals == rotated(match.totals, observer)
+                assert v.voids == rotated(list(st.voids), observer)
+                seen_voids += any(v.voids)
                 assert v.to_act == (observer == st.seat)
                 assert v.mexican_started == st.mexican_started
                 od = st.open_doubles  # in the order they became open (R19)
@@ -190,6 +193,7 @@ def test_decode_reads_back_every_piece_the_encoder_wrote(variant):
                 seen_marked += any(v.marked)
             match.apply(rng.choice(match.state.legal_moves()))
     assert seen_follow > 0 and seen_marked > 0 and seen_open > 0 and seen_dead > 0
+    assert seen_voids > 0
 
 
 def test_determinize_refuses_a_guess_that_does_not_fit():

@@ -51,6 +51,7 @@ class Ref:
         self.idle = 0  # consecutive finished turns without a tile (R25)
         self.out = []
         self.over = None
+        self.voids = [set() for _ in range(n)]  # pips each seat is known to lack
 
     def end(self, tr):
         return self.trains[tr][-1][1] if self.trains[tr] else self.engine
@@ -104,13 +105,29 @@ class Ref:
             return {DRAW}  # R17/R18
         return {PASS}
 
+    def checked_ends(self):
+        """The open ends a seat with no legal play was checked against: its own train's
+        in the free first turn (R11), the restricting double's (R20), else those of the
+        trains it may play on (R9; owing a follow-up it found no play on the double)."""
+        s = self.seat
+        if self.in_free_turn():
+            return {self.end(s)}
+        r = self.restricting() if self.follow is None else None
+        trains = [r] if r is not None else self.allowed_trains(s)
+        return {self.end(tr) for tr in trains}
+
     def apply(self, m):
         s = self.seat
-        if m == DRAW:
+        if m == DRAW:  # legal only with no play (R17): the hand bears none of those ends
+            self.voids[s] |= self.checked_ends()
             self.drawn = self.boneyard.pop(0)
             self.hands[s].add(self.drawn)
             return
         if m == PASS:
+            if self.drawn:  # the drawn tile bears none of them; it may bear older voids
+                self.voids[s] = self.checked_ends()
+            elif not self.in_free_turn():  # R18: no play and an empty boneyard
+                self.voids[s] |= self.checked_ends()
             self._end_turn(passed=True)
             return
         _, t, tr = m
@@ -232,6 +249,13 @@ def check_same(state: RoundState, ref: Ref) -> None:
         assert state.restricting_train == expected_r
     assert {decode(state, m) for m in state.legal_moves()} == ref.legal()
     assert len(set(state.legal_moves())) == len(state.legal_moves())
+    # known voids: the same as the reference's, and sound: no hand bears a voided pip (a
+    # tile just drawn, still to be played or passed on, is not counted)
+    pips = range(state.config.max_pip + 1)
+    assert [{p for p in pips if v >> p & 1} for v in state.voids] == ref.voids
+    for k in range(n):
+        held = ref.hands[k] - {ref.drawn} if ref.over is None and k == ref.seat else ref.hands[k]
+        assert not any(a in ref.voids[k] or b in ref.voids[k] for a, b in held)
 
 
 def check_conservation(state: RoundState) -> None:

@@ -696,6 +696,40 @@ def test_R18_unable_to_play_draws_and_must_play_drawn_double():
     assert state.is_marked(1) and state.hand(1) == [(0, 5), (4, 4)]
 
 
+def _voids(state):
+    """Each seat's known voids as a set of pips (RoundState.voids)."""
+    return [{p for p in range(7) if v >> p & 1} for v in state.voids]
+
+
+def test_R18_a_draw_and_a_pass_show_which_pips_a_seat_lacks():
+    """Known voids (R15, R17, R18): a draw shows the hand bears none of the open ends the
+    seat was checked against; a pass after a draw replaces them (the drawn tile may bear an
+    older void); playing the drawn tile keeps them; a free-first-turn pass shows nothing."""
+    deal = make_deal(6, [[(6, 1), (0, 0), (3, 3)], [(6, 2), (4, 4), (0, 4)]],
+                     boneyard=[(1, 1), (2, 3), (3, 5), (2, 5)])
+    state = RoundState(cfg(), deal)
+    do(state, ((6, 1), 0), "pass")  # free first turn: a pass proves nothing (R11)
+    do(state, ((6, 2), 1), "pass")
+    assert _voids(state) == [set(), set()]
+    # seat 0 may play on its own train (end 1) and the Mexican train (engine 6): nothing
+    assert state.legal_moves() == [state.codec.draw]
+    do(state, "draw")  # 1|1: fits its own train, must be played (R17)
+    assert _voids(state) == [{1, 6}, set()]
+    do(state, ((1, 1), 0))  # a double: follow-up owed on its end 1, nothing joins
+    do(state, "draw")  # 2|3 does not fit 1 (own train) or 6 (Mexican): pass, marked
+    assert _voids(state) == [{1, 6}, set()]
+    do(state, "pass")
+    assert _voids(state) == [{1, 6}, set()] and state.is_marked(0)
+    # seat 1: the open double 1|1 restricts it (R20): only pip 1 is checked
+    assert state.restricting_train == 0 and state.legal_moves() == [state.codec.draw]
+    do(state, "draw")  # 3|5 does not bear 1
+    assert _voids(state) == [{1, 6}, {1}]
+    do(state, "pass")
+    assert _voids(state) == [{1, 6}, {1}] and state.hand(1) == [(0, 4), (3, 5), (4, 4)]
+    # the voids are public: every seat's position carries them
+    assert state.public(0).voids == state.public(1).voids == state.voids
+
+
 def test_R18_empty_boneyard_passes_at_once():
     """R18: with an empty boneyard a seat with no play passes at once (and is marked)."""
     state = _blocked_state()

@@ -25,6 +25,12 @@ checks the file's structure (every key, its type, the weights' shapes against
 ``hidden_sizes``), the checksum, and every layout key against the rules configuration it
 is used with, and raises :class:`CheckpointError` naming what is wrong; a truncated or
 corrupt file raises it too.
+
+Observation layout 1 (before the ``voids`` piece and the pair block's fourth column) is
+read too: :func:`widen_layout_1` gives such a policy zero weights on the inputs layout 2
+added, so it computes exactly what it computed before, from layout-2 inputs. Only policy
+weights widen: a layout-1 *trainer* checkpoint (optimizer, critic, pool) cannot be
+resumed, and the error says to start a stage from it with ``--init-policy`` instead.
 :func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer;
 :func:`load_policy_weights` puts only a file's policy weights into a new network (a second
 training stage, ``train.py --init-policy``).
@@ -153,6 +159,8 @@ def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) 
             stacklevel=2,
         )
     check_structure(data, path)
+    if data.get("observation_version") == 1 and OBSERVATION_VERSION == 2:
+        data = widen_layout_1(data, path)
     if data.get("observation_version") != OBSERVATION_VERSION:
         raise CheckpointError(
             f"checkpoint {path} was trained on observation layout version "
@@ -161,6 +169,45 @@ def load_checkpoint(path: str | os.PathLike, config: RulesConfig | None = None) 
     if config is not None:
         check_layout(data, config, path)
     return data
+
+
+def widen_layout_1(data: dict, where: str | os.PathLike) -> dict:
+    """A policy checkpoint of observation layout 1 as one of layout 2 that acts exactly alike.
+
+    Layout 2 appended the ``voids`` piece (``n × (N+1)`` entries) to the observation and a
+    fourth column to the ``"pairs"`` features' pair block. The trunk's first layer gets
+    zero weights for the new observation entries (they come right after the old
+    observation in its input), and the pair head's input layer a zero column: every
+    output is what it was. CheckpointError for a trainer checkpoint (its optimizer state
+    and critic have the old shapes) or a file whose sizes are not layout 1's."""
+    if "optimizer" in data:
+        raise CheckpointError(
+            f"checkpoint {where} is a trainer checkpoint of observation layout 1; this code "
+            f"builds layout {OBSERVATION_VERSION} and cannot resume it. Start a new stage from "
+            f"its policy instead: train.py --init-policy {where} (the policy is widened exactly)"
+        )
+    rules = RulesConfig.from_dict(data["rules"])
+    features = data["features"]
+    added = rules.num_seats * (rules.max_pip + 1)
+    new_obs = layout(rules, "none")["obs_size"]
+    if data["obs_size"] != new_obs - added:
+        raise CheckpointError(
+            f"checkpoint {where}: obs_size={data['obs_size']}, but observation layout 1 of "
+            f"its rules has {new_obs - added} entries"
+        )
+    model = dict(data["model"])
+    first = model["trunk.0.weight"]
+    cut = data["obs_size"]
+    model["trunk.0.weight"] = torch.cat(
+        [first[:, :cut], first.new_zeros(first.shape[0], added), first[:, cut:]], dim=1
+    )
+    if features == "pairs":
+        pair_in = model["pair_in.weight"]
+        model["pair_in.weight"] = torch.cat([pair_in, pair_in.new_zeros(pair_in.shape[0], 1)], 1)
+    out = {**data, "model": model, "observation_version": 2, "obs_size": new_obs}
+    if "sha256" in out:  # the widened content's own checksum, as save_checkpoint would write
+        out["sha256"] = content_digest({k: v for k, v in out.items() if k != "sha256"})
+    return out
 
 
 def content_digest(payload: dict) -> str:
