@@ -182,18 +182,20 @@ class Featurizer:
         joins_low = self.low[None, :, None] == ends[:, None, :]
         joins = joins_low | (self.high[None, :, None] == ends[:, None, :])
         new_end = np.where(joins_low, self.high[None, :, None], self.low[None, :, None])
-        hand_per_pip = hand @ self.has_pip
-        unseen_per_pip = (1.0 - hand - table) @ self.has_pip
-        flat_end = new_end.reshape(b, t * n1)
-        hand_at = np.take_along_axis(hand_per_pip, flat_end, 1).reshape(b, t, n1)
-        unseen_at = np.take_along_axis(unseen_per_pip, flat_end, 1).reshape(b, t, n1)
+        # per pip: hand tiles bearing it, unseen tiles bearing it, and the share of the
+        # other seats known to hold none of it (voids rows 1.. are the others); one gather
+        # at the end each play would leave reads all three
+        per_pip = np.empty((b, npip, 3), dtype=np.float32)
+        per_pip[:, :, 0] = hand @ self.has_pip
+        per_pip[:, :, 1] = (1.0 - hand - table) @ self.has_pip
+        per_pip[:, :, 2] = obs[:, v["voids"]].reshape(b, n, npip)[:, 1:].sum(1) / (n - 1)
+        first = (np.arange(b) * npip)[:, None, None]  # row i of per_pip, flattened
+        at = per_pip.reshape(b * npip, 3).take(first + new_end, axis=0)  # (b, t, n1, 3)
         pair = np.empty((b, t, n1, PAIR_COLS), dtype=np.float32)
         pair[:, :, :, 0] = joins
-        pair[:, :, :, 1] = (hand_at - hand[:, :, None]) * self.inv_hand
-        pair[:, :, :, 2] = unseen_at / npip
-        # voids (b, n, N+1), relative seats: how many others are known to lack each pip
-        others_void = obs[:, v["voids"]].reshape(b, n, npip)[:, 1:].sum(1) / (n - 1)
-        pair[:, :, :, 3] = np.take_along_axis(others_void, flat_end, 1).reshape(b, t, n1)
+        pair[:, :, :, 1] = (at[:, :, :, 0] - hand[:, :, None]) * self.inv_hand
+        pair[:, :, :, 2] = at[:, :, :, 1] / npip
+        pair[:, :, :, 3] = at[:, :, :, 2]
         phase = obs[:, v["phase"]]
         sizes = obs[:, v["hand_sizes"]]
         glob = np.stack(

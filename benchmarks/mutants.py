@@ -70,6 +70,8 @@ OBS = "mt_env/observation.py"
 OBS_T = ("tests/test_determinize.py", "tests/test_env.py", "tests/test_conventions.py")
 mutant(OBS, "obs[sc + r] = totals[rel[r]] * inv_score", "obs[sc + r] = totals[r] * inv_score",
        "scores in absolute seat order", *OBS_T)
+mutant(OBS, "self._void_ones(ones, r, voids[rel[r]])", "self._void_ones(ones, r, voids[r])",
+       "voids in absolute seat order", *OBS_T)
 mutant(OBS, """            if cfg.doubles_order == "newest":
                 open_doubles.reverse()""", """            pass""",
        "newest-first open doubles (V-doubles-reverse) ignored", *OBS_T)
@@ -114,6 +116,11 @@ mutant(RULES, """            drawn = HIDDEN_DRAW  # everyone sees the draw, only
        """            pass""", "public() shows another seat's drawn tile", *RULES_T)
 mutant(RULES, """            seat = (seat + 1) % n""", """            seat = (seat + 2) % n""",
        "seats draw for the engine out of turn (R6)", *RULES_T)
+mutant(RULES, """                    self._learn_void(s, self._no_play)""",
+       """                    self._learn_void(s, self._voids[s] | self._no_play)""",
+       "a pass after a draw keeps voids the drawn tile may bear", *RULES_T)
+mutant(RULES, """                elif not (self._free_first and self._first_pending[s]):""",
+       """                else:""", "a free-first-turn pass counts as proof of a void (R11)", *RULES_T)
 
 MATCH = "mt_env/match.py"
 MATCH_T = ("tests/test_rules_scenarios.py", "tests/test_rules_properties.py", "tests/test_env.py")
@@ -212,6 +219,8 @@ mutant(CKPT, "    _check_finite(model, \"model\", where)", "    pass",
 
 FEAT = "agents/features.py"
 FEAT_T = ("tests/test_features.py", "tests/test_conventions.py", "tests/test_checkpoints.py")
+mutant(FEAT, "[:, 1:].sum(1) / (n - 1)", "[:, :].sum(1) / (n - 1)",
+       "the observer's own voids counted as the others'", *FEAT_T)
 mutant(FEAT, "        pair[:, :, :, 2] = unseen_at / npip",
        "        pair[:, :, :, 2] = unseen_at / (npip + 1)",
        "unseen-tile counts scaled wrongly", *FEAT_T)

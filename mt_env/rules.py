@@ -419,8 +419,8 @@ class RoundState:
         self._legal = None
         s = self._seat
         if move >= self._draw:
-            # Known voids (module docstring): a draw, or a pass not in the free first turn
-            # or after a draw, shows that no play was legal.
+            # Known voids (module docstring): a draw, a pass after a draw and a pass
+            # outside the free first turn each show that no play was legal.
             if move == self._draw:
                 self._learn_void(s, self._voids[s] | self._no_play)
                 tile = self._boneyard.pop()
@@ -471,9 +471,10 @@ class RoundState:
         self._end_turn(passed=False)  # R15
 
     def _learn_void(self, seat: int, pips: int) -> None:
-        voids = list(self._voids)
-        voids[seat] = pips
-        self._voids = tuple(voids)
+        if pips != self._voids[seat]:  # often the same: a new tuple only when it is not
+            voids = list(self._voids)
+            voids[seat] = pips
+            self._voids = tuple(voids)
 
     def _as_int(self, move) -> int:
         """Accept numpy integers; reject bools, floats and the rest with a clear error."""

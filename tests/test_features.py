@@ -45,6 +45,31 @@ def test_pair_features_describe_the_plan_and_what_a_play_leaves_open():
     assert pair[i05, 0, 0] == 0.0  # 0|5 does not join 6
 
 
+def test_the_fourth_pair_column_counts_other_seats_void_in_the_end_a_play_leaves():
+    """Observation ``voids`` row r = relative seat r: only the other seats' rows count,
+    divided by n - 1; the observer's own row (what the others know of it) does not."""
+    enc = ObservationEncoder(RULES)
+    obs = enc.encode(_match(), 0)
+    voids = enc.unpack(obs)["voids"]  # a view: writes go into obs
+    voids[0, 1] = 1.0  # the others know the observer lacks 1s: not the pair feature
+    lay = pair_layout(RULES)
+    i61 = TS.id_of((6, 1))
+
+    def col3(o):
+        row = Featurizer(RULES, "pairs")(o[None])[0]
+        return row[lay.pair].reshape(lay.num_tiles, lay.num_trains, PAIR_COLS)[:, :, 3]
+
+    assert not col3(obs).any()
+    voids[1, 1] = 1.0  # seat 1 is known to hold no 1: 6|1 leaves it a dead end
+    pair = col3(obs)
+    assert pair[i61, 0] == pair[i61, 2] == 1.0  # 6|1 on the own or the Mexican train leaves 1
+    i24, i05 = TS.id_of((2, 4)), TS.id_of((0, 5))
+    assert pair[i24].max() == pair[i05].max() == 0.0  # they would leave 2 or 4, 0 or 5
+    voids[1, 1] = 0.0
+    voids[1, 2] = 1.0  # 2|4 joins no end here: the column reads the end its low pip leaves
+    assert col3(obs)[i61].max() == 0.0 and col3(obs)[i24].max() == 1.0
+
+
 def test_features_ignore_hidden_information():
     """Same public position, different hidden tiles: identical policy inputs for seat 0."""
     a = _match()
