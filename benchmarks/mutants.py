@@ -221,8 +221,8 @@ FEAT = "agents/features.py"
 FEAT_T = ("tests/test_features.py", "tests/test_conventions.py", "tests/test_checkpoints.py")
 mutant(FEAT, "[:, 1:].sum(1) / (n - 1)", "[:, :].sum(1) / (n - 1)",
        "the observer's own voids counted as the others'", *FEAT_T)
-mutant(FEAT, "        pair[:, :, :, 2] = unseen_at / npip",
-       "        pair[:, :, :, 2] = unseen_at / (npip + 1)",
+mutant(FEAT, "        pair[:, :, :, 2] = at[:, :, :, 1] / npip",
+       "        pair[:, :, :, 2] = at[:, :, :, 1] / (npip + 1)",
        "unseen-tile counts scaled wrongly", *FEAT_T)
 mutant(FEAT, "        train[:, :n, 3] = obs[:, v[\"train_marked\"]]", "        train[:, :n, 3] = 0.0",
        "the marked-train column left empty", *FEAT_T)
