@@ -18,7 +18,7 @@ spaces, rewards, terminations, infos, seeding, ``state()``, ``render()``.
 | Agents             | n = `num_seats`, 2–14 (default 4)                              |
 | Action Shape       | (1,)                                                           |
 | Action Values      | [0, T·(n+1)+1]: [0, 456] for the default 4 seats (T = 91)      |
-| Observation Shape  | (`encoder.size`,): (325,) for the default 4 seats              |
+| Observation Shape  | (`encoder.size`,): (377,) for the default 4 seats              |
 | Observation Values | [0, `observation_space(agent)["observation"].high`], float32   |
 | State Shape        | (`state_encoder.size`,): (879,) for the default 4 seats        |
 | Render modes       | `"ansi"`, `"human"` (text), `"rgb_array"` (a picture)          |
@@ -179,6 +179,8 @@ make a video) — for `"rgb_array"` (needs Pillow, imported only then).
 
 ### Version History
 
+* v1: observation version 2: the observation ends with ``voids``, the pips each seat is
+  known to hold none of from its draws and passes (:attr:`mt_env.rules.RoundState.voids`).
 * v0: Initial release (observation version 1, state version 1).
 """
 
@@ -344,7 +346,7 @@ class raw_env(AECEnv, EzPickle):
     """Mexican Train as a PettingZoo AEC env; the module docstring is its documentation."""
 
     metadata = {
-        "name": "mexican_train_v0",
+        "name": "mexican_train_v1",
         "render_modes": RENDER_MODES,
         "is_parallelizable": False,
         "render_fps": 1,
@@ -689,7 +691,7 @@ class MexicanTrainParallelEnv(ParallelEnv, EzPickle):
     docstring), which it drives: ``env.aec`` is that :class:`raw_env`.
     """
 
-    metadata = {"name": "mexican_train_v0", "render_modes": RENDER_MODES, "render_fps": 1}
+    metadata = {"name": "mexican_train_v1", "render_modes": RENDER_MODES, "render_fps": 1}
 
     def __init__(self, **kwargs) -> None:
         EzPickle.__init__(self, **kwargs)

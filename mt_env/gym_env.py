@@ -15,11 +15,11 @@ Importing this module registers the Gymnasium ids (:func:`register_envs`):
 
 | id | makes |
 |---|---|
-| ``mt_env/MexicanTrain-v0`` | ``MexicanTrainGymEnv(**kwargs)`` |
-| ``mt_env/MexicanTrainFeatures-v0`` | ``PolicyFeatures(MexicanTrainGymEnv(**kwargs), features)`` (:mod:`mt_env.wrappers`; ``features="pairs"`` by default) |
+| ``mt_env/MexicanTrain-v1`` | ``MexicanTrainGymEnv(**kwargs)`` |
+| ``mt_env/MexicanTrainFeatures-v1`` | ``PolicyFeatures(MexicanTrainGymEnv(**kwargs), features)`` (:mod:`mt_env.wrappers`; ``features="pairs"`` by default) |
 
-so ``gymnasium.make("mt_env/MexicanTrain-v0", num_seats=2)`` works once it is imported,
-and ``gymnasium.make("mt_env.gym_env:mt_env/MexicanTrain-v0")`` works with nothing but
+so ``gymnasium.make("mt_env/MexicanTrain-v1", num_seats=2)`` works once it is imported,
+and ``gymnasium.make("mt_env.gym_env:mt_env/MexicanTrain-v1")`` works with nothing but
 ``import gymnasium`` (Gymnasium imports the module named before the colon).
 ``import mt_env`` registers nothing: it must not import gymnasium, and Gymnasium 1.x no
 longer loads ``gymnasium.envs`` entry-point plugins, so there is no import-free way.
@@ -49,9 +49,9 @@ from .rules import IllegalMoveError
 
 Policy = Callable[[np.ndarray, np.ndarray], int]
 ILLEGAL_ACTION_MODES = ("terminate", "penalize", "raise")
-ENV_ID = "mt_env/MexicanTrain-v0"
+ENV_ID = "mt_env/MexicanTrain-v1"
 ENTRY_POINT = "mt_env.gym_env:MexicanTrainGymEnv"
-FEATURES_ENV_ID = "mt_env/MexicanTrainFeatures-v0"
+FEATURES_ENV_ID = "mt_env/MexicanTrainFeatures-v1"
 
 
 def _is_agent(policy) -> bool:

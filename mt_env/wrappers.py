@@ -9,7 +9,7 @@ blocks — what makes the project's PPO strong). They leak nothing: they are com
 the observation.
 
     env = PolicyFeatures(MexicanTrainGymEnv(num_seats=2), features="pairs")
-    env = gymnasium.make("mt_env/MexicanTrainFeatures-v0", num_seats=2)  # the same
+    env = gymnasium.make("mt_env/MexicanTrainFeatures-v1", num_seats=2)  # the same
 
 The features code (numpy) is imported when a wrapper is built, never by importing this
 module; it needs no torch.
@@ -106,7 +106,7 @@ class PolicyFeatures(gymnasium.ObservationWrapper, gymnasium.utils.RecordConstru
 
 def features_env(features: str = "pairs", **kwargs) -> PolicyFeatures:
     """``PolicyFeatures(MexicanTrainGymEnv(**kwargs), features)``: the entry point of the
-    ``mt_env/MexicanTrainFeatures-v0`` Gymnasium id."""
+    ``mt_env/MexicanTrainFeatures-v1`` Gymnasium id."""
     from .gym_env import MexicanTrainGymEnv
 
     return PolicyFeatures(MexicanTrainGymEnv(**kwargs), features)

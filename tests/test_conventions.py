@@ -334,12 +334,12 @@ import sys
 import mt_env
 assert "gymnasium" not in sys.modules
 import gymnasium
-assert "mt_env/MexicanTrain-v0" not in gymnasium.registry
-e = gymnasium.make("mt_env.gym_env:mt_env/MexicanTrain-v0", num_seats=2)
+assert "mt_env/MexicanTrain-v1" not in gymnasium.registry
+e = gymnasium.make("mt_env.gym_env:mt_env/MexicanTrain-v1", num_seats=2)
 obs, info = e.reset(seed=0)
 obs, reward, terminated, truncated, info = e.step(int(obs["action_mask"].argmax()))
 assert e.unwrapped.config.num_seats == 2 and not info["illegal_action"]
-e = gymnasium.make("mt_env/MexicanTrain-v0", num_seats=3, render_mode="ansi")
+e = gymnasium.make("mt_env/MexicanTrain-v1", num_seats=3, render_mode="ansi")
 e.reset(seed=1)
 assert e.unwrapped.config.num_seats == 3 and "Seat" in e.render()
 from mt_env import env  # the factory, even after mt_env.aec and mt_env.gym_env were imported

@@ -68,7 +68,7 @@ def test_metadata_agents_and_spaces():
     e = env(num_seats=5)
     u = e.unwrapped
     assert u.metadata == {
-        "name": "mexican_train_v0",
+        "name": "mexican_train_v1",
         "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,

@@ -26,7 +26,17 @@ def test_gymnasium_check_env_passes_on_the_default_wrapper():
     seeded reset — and the default illegal_action="terminate" handles it; no check is
     skipped (render modes are checked through gymnasium.make, which gives a spec)."""
     check_env(MexicanTrainGymEnv())
-    check_env(gymnasium.make("mt_env/MexicanTrain-v0", num_seats=2, render_mode="ansi").unwrapped)
+    check_env(gymnasium.make("mt_env/MexicanTrain-v1", num_seats=2, render_mode="ansi").unwrapped)
+
+
+def test_the_v0_ids_of_observation_layout_1_say_to_use_v1():
+    """v1 changed the observation (the voids piece): code asking for v0 gets Gymnasium's
+    deprecation error naming the id to use, not an env of another shape."""
+    for env_id in ("mt_env/MexicanTrain", "mt_env/MexicanTrainFeatures"):
+        with pytest.warns(DeprecationWarning), pytest.raises(
+            gymnasium.error.DeprecatedEnv, match=f"Please use `{env_id}-v1`"
+        ):
+            gymnasium.make(f"{env_id}-v0")
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def learner_env(
     reward: str = "score_zero_sum",
     **rules,
 ) -> gymnasium.Env:
-    """``gymnasium.make("mt_env/MexicanTrainFeatures-v0", ...)``: one learning seat, the
+    """``gymnasium.make("mt_env/MexicanTrainFeatures-v1", ...)``: one learning seat, the
     policy input of :class:`mt_env.wrappers.PolicyFeatures` with the mask, against
     :func:`mt_env.agents.make_opponents` ``(opponents, config, seed)``, which the env
     reseeds at every reset; ``env.unwrapped.config`` is its rules.

@@ -53,7 +53,7 @@ def make_env(
     reward: str = "score_zero_sum",
     **rules,
 ) -> gymnasium.Env:
-    """``Monitor(gymnasium.make("mt_env/MexicanTrainFeatures-v0", ...))`` for ``MaskablePPO``.
+    """``Monitor(gymnasium.make("mt_env/MexicanTrainFeatures-v1", ...))`` for ``MaskablePPO``.
 
     The arguments are :func:`mt_env.integrations.learner_env`'s; ``seed`` also seeds the
     env's first ``reset`` (deals, learner seat), later resets continue from it, and

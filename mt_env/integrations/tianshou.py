@@ -7,7 +7,7 @@ action, its epsilon-greedy exploration and its double-DQN target; the policy-gra
 actor-critic policies (REINFORCE, A2C, PPO, discrete SAC) ignore the mask. So the supported
 route is a DQN learning one seat:
 
-- :func:`make_env`: ``gymnasium.make("mt_env/MexicanTrainFeatures-v0", ...)`` (the
+- :func:`make_env`: ``gymnasium.make("mt_env/MexicanTrainFeatures-v1", ...)`` (the
   project's policy features, :class:`mt_env.wrappers.PolicyFeatures`) against
   :mod:`mt_env.agents` opponents, a random learner seat each match, with the observation
   renamed to Tianshou's keys by :class:`TianshouObservation`.
@@ -110,7 +110,7 @@ def make_env(
     **rules,
 ) -> TianshouObservation:
     """One learning seat for Tianshou: ``TianshouObservation(gymnasium.make(
-    "mt_env/MexicanTrainFeatures-v0", ...))``; wrap several in ``tianshou.env.DummyVectorEnv``.
+    "mt_env/MexicanTrainFeatures-v1", ...))``; wrap several in ``tianshou.env.DummyVectorEnv``.
 
     The arguments are :func:`mt_env.integrations.learner_env`'s; ``seed`` also seeds the
     env's first ``reset`` (deals, learner seat), and ``DummyVectorEnv.seed(s)`` reseeds the

@@ -71,7 +71,7 @@ def make_env(
     reward: str = "score_zero_sum",
     **rules,
 ) -> TransformedEnv:
-    """``GymWrapper(gymnasium.make("mt_env/MexicanTrainFeatures-v0", ...))`` with the mask
+    """``GymWrapper(gymnasium.make("mt_env/MexicanTrainFeatures-v1", ...))`` with the mask
     cast to bool and TorchRL's ``ActionMask`` transform; ``env.config`` is its rules.
 
     The arguments are :func:`mt_env.integrations.learner_env`'s; ``seed`` is also passed
