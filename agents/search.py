@@ -23,11 +23,11 @@ no second model of the game. It never sees another seat's hand or the boneyard's
   decides a match and ignores seats far behind. It leaves the ``longest-train`` choice
   only for a play whose mean gain over it exceeds ``margin`` (default 1) standard errors
   of the paired differences, so rollout noise does not make it worse than the plan.
-- **Inference (public information only):** between two of its turns it compares what it
-  saw; a seat that drew and was marked while no double was played had no tile for any
-  train whose end stayed the same and that it could play on (its own, the Mexican train,
-  trains marked throughout). Those pips are kept out of that seat's guessed hand until it
-  draws again (``tests/test_agents.py`` checks these inferences against the true hands).
+- **Inference (public information only):** the guessed hands keep out the pips each seat
+  is publicly known to lack: the rules core's known voids (``SeatView.voids``, from
+  :attr:`mt_env.rules.RoundState.voids`: a seat that drew or passed held nothing for the
+  open ends it was checked against, R15, R17, R18), so search infers from the same one
+  model it plays on. ``infer=False`` ignores them.
 
 Strength (full default matches, ``results/``): it finished ahead of ``longest-train`` in
 55.0% [53.5, 56.4] of 4,000 4-seat games (won 54.1% of them, ``longest-train`` 44.1%) and
@@ -92,28 +92,10 @@ class SearchAgent(LongestTrainAgent):
         super().reset()
         if hasattr(self, "rollout_planner"):
             self.rollout_planner.clear()
-        n = self.config.num_seats
-        self._lacks = [0] * n  # per relative seat: bitmask of pips it is known to lack
-        self._snapshot: tuple | None = None  # the table right after my last turn
-        self._turn_double = False
-        self._round: tuple[int, int] | None = None
         self._plan: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ acting
     def act_view(self, v: SeatView) -> int:
-        if (v.round_index, v.engine) != self._round:  # a new round: forget the last one
-            self._round = (v.round_index, v.engine)
-            self._lacks = [0] * self.config.num_seats
-            self._snapshot = None
-            self._turn_double = False
-        if self.infer and not v.free_first and not v.follow_up and not v.drawn:
-            self._update_beliefs(v)
-        action = self._choose(v)
-        if self.infer:
-            self._after(v, action)
-        return action
-
-    def _choose(self, v: SeatView) -> int:
         codec = self.decoder.codec
         if not v.plays:
             return codec.draw if v.can_draw else codec.pass_
@@ -246,16 +228,17 @@ class SearchAgent(LongestTrainAgent):
 
     def _sample(self, v: SeatView, unknown: list[int]) -> tuple[list[int], list[int]]:
         """Deal the unknown tiles: other seats' hands (avoiding pips they are known to
-        lack, when enough tiles allow it), the rest to the boneyard in random order (the
-        last tile drawn first)."""
+        lack (``v.voids``, unless ``infer=False``), when enough tiles allow it), the rest to
+        the boneyard in random order (the last tile drawn first)."""
         pool = unknown[:]
         self.rng.shuffle(pool)
         n = self.config.num_seats
         bit, pip_mask = self.decoder.tiles.bit, self._pip_mask
         hands = [0] * (n - 1)
+        voids = v.voids if self.infer else [0] * n
         # the most constrained seats first, so they still find tiles that fit
-        for k in sorted(range(1, n), key=lambda k: -self._lacks[k].bit_count()):
-            size, lacks = v.hand_sizes[k], self._lacks[k]
+        for k in sorted(range(1, n), key=lambda k: -voids[k].bit_count()):
+            size, lacks = v.hand_sizes[k], voids[k]
             banned = 0
             for p in range(lacks.bit_length()):
                 if lacks >> p & 1:
@@ -269,71 +252,6 @@ class SearchAgent(LongestTrainAgent):
             hands[k - 1] = m
             pool = [t for t in pool if not m & bit[t]]
         return hands, pool
-
-    def _after(self, v: SeatView, action: int) -> None:
-        """Remember the table as my turn leaves it (for :meth:`_update_beliefs`)."""
-        codec = self.decoder.codec
-        if action == codec.draw:
-            return
-        ends, lengths, marked = v.ends[:], v.lengths[:], v.marked[:]
-        if action == codec.pass_:
-            if not v.free_first:
-                marked[0] = True
-        else:
-            tile, train = codec.split(action)
-            if v.hand == self._bit[tile]:  # my last tile: the round is over
-                self._snapshot = None
-                return
-            if v.free_first:
-                return
-            if self._is_double[tile]:
-                self._turn_double = True
-                return  # a follow-up is owed: my turn goes on
-            ends[train] = self._other[tile][ends[train]]
-            lengths[train] += 1
-            if train == 0:
-                marked[0] = False
-        if v.free_first:
-            self._snapshot = None
-            return
-        clean = not self._turn_double and not v.open_order
-        self._turn_double = False
-        self._snapshot = (
-            ends,
-            lengths,
-            marked,
-            v.hand_sizes[:],
-            v.boneyard,
-            v.table,
-            v.first_pending[:],
-            clean,
-        )
-
-    def _update_beliefs(self, v: SeatView) -> None:
-        snap, self._snapshot = self._snapshot, None
-        if snap is None:
-            return
-        n = self.config.num_seats
-        ends, lengths, marked, sizes, bone, table, pending, clean = snap
-        new_tiles = v.table & ~table
-        doubles_played = any(self._is_double[t] for t in self.decoder.tiles.ids_in(new_tiles))
-        stable = [lengths[t] == v.lengths[t] for t in range(n + 1)]
-        for k in range(1, n):
-            if v.hand_sizes[k] > sizes[k] or doubles_played:
-                self._lacks[k] = 0  # it drew: what it lacked may have changed
-            if not clean or doubles_played or pending[k] or not v.marked[k]:
-                continue
-            passed = v.hand_sizes[k] == sizes[k] + 1 or (bone == 0 and v.hand_sizes[k] == sizes[k])
-            if not passed:
-                continue
-            trains = [k, n] + [t for t in range(1, n) if t != k and marked[t] and v.marked[t]]
-            if marked[0] and v.marked[0]:
-                trains.append(0)
-            lacks = 0
-            for t in trains:
-                if stable[t]:
-                    lacks |= 1 << ends[t]
-            self._lacks[k] |= lacks
 
 
 def rollout(s: RoundState, planner: ChainPlanner | None = None) -> None:

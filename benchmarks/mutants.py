@@ -145,8 +145,8 @@ mutant(REW, "return [1.0 / k if p == 1 else 0.0 for p in places]",
 
 SEARCH = "agents/search.py"
 SEARCH_T = ("tests/test_agents.py",)
-mutant(SEARCH, "                    lacks |= 1 << ends[t]", "                    lacks |= 1 << (ends[t] + 1) % 10",
-       "search infers the wrong pips a seat lacks", *SEARCH_T)
+mutant(SEARCH, "        voids = v.voids if self.infer else [0] * n", "        voids = [0] * n",
+       "search's guessed hands ignore the known voids", *SEARCH_T)
 mutant(SEARCH, "            return chain[: max(0, len(chain) - self.reserve)]",
        "            return chain", "search keeps no tile back in its free first turn", *SEARCH_T)
 

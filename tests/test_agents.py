@@ -1,5 +1,5 @@
 """Agents: legality over random games at every seat count and variant, seeding, the
-chain search, the search agent's inferences and options, make_agent. (The search agent's
+chain search, the search agent's use of the known voids and its options, make_agent. (The search agent's
 worlds are the rules core's own: tests/test_determinize.py.)"""
 
 from __future__ import annotations
@@ -274,28 +274,43 @@ def test_chain_answer_does_not_depend_on_history():
 
 
 # ---------------------------------------------------------------------- search agent
-def test_search_inferences_are_sound():
-    """Every pip the search agent believes a seat lacks is truly absent from its hand."""
-    for num_seats, variant in [
-        (2, {}),
-        (3, {"first_turn": "single"}),
-        (4, {"doubles_order": "newest"}),
-    ]:
-        config = RulesConfig(num_seats=num_seats, num_rounds=2, **variant)
-        agents = [cheap_search(config, k) for k in range(num_seats)]
-        facts = [0]
+@pytest.mark.parametrize("num_seats, variant", [(2, {}), (4, {"doubles_order": "newest"})])
+def test_search_worlds_keep_out_known_voids(num_seats, variant):
+    """search's guessed hands avoid the pips the core knows a seat lacks (RoundState.voids,
+    R15, R17, R18): the most constrained seat, dealt first from every unknown tile, never
+    gets one (its true hand proves enough tiles avoid them); with ``infer=False`` the
+    guesses ignore the voids and often break them."""
+    config = RulesConfig(num_seats=num_seats, num_rounds=2, **variant)
+    agents = [cheap_search(config, k) for k in range(num_seats)]
+    blind = SearchAgent(config, seed=9, samples=2, top_k=2, infer=False)
+    enc = ObservationEncoder(config)
+    counts = {"checked": 0, "blind_broke": 0}
 
-        def check(match, seat, action, agents=agents, n=num_seats, facts=facts):
-            lacks = agents[seat]._lacks
-            for r in range(1, n):
-                for pip in range(match.config.max_pip + 1):
-                    if lacks[r] >> pip & 1:
-                        facts[0] += 1
-                        assert all(pip not in t for t in match.state.hand((seat + r) % n))
+    def banned(pips: int) -> int:
+        mask = 0
+        for p in range(pips.bit_length()):
+            if pips >> p & 1:
+                mask |= enc.tiles.pip_mask[p]
+        return mask
 
-        for game in range(6):
-            play(config, agents, seed=game, check=check)
-        assert facts[0] > 0
+    def check(match, seat, action):
+        v = enc.view(match, seat, enc.action_mask(match, seat))
+        if not any(v.voids[1:]):
+            return
+        first = max(range(1, num_seats), key=lambda k: v.voids[k].bit_count())
+        truth = match.state.hand_mask((seat + first) % num_seats)
+        assert not truth & banned(v.voids[first])  # the core's voids are sound
+        unknown = enc.tiles.ids_in(enc.position(v).unseen)
+        for _ in range(4):
+            hands, _pool = agents[seat]._sample(v, unknown)
+            assert not hands[first - 1] & banned(v.voids[first])
+            counts["checked"] += 1
+            hands, _pool = blind._sample(v, unknown)
+            counts["blind_broke"] += bool(hands[first - 1] & banned(v.voids[first]))
+
+    for game in range(4):
+        play(config, agents, seed=game, check=check)
+    assert counts["checked"] > 100 and counts["blind_broke"] > counts["checked"] // 10, counts
 
 
 def test_search_options_stay_legal():

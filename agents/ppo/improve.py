@@ -128,13 +128,13 @@ class Labeller(PolicySearchAgent):
         hands = [state.hand_mask((seat + k) % n) for k in range(1, n)]
         return determinize(position, [None, *hands], state.boneyard_ids)
 
-    def _choose(self, v) -> int:
-        if v.free_first and v.plays and self.phase != "later":
+    def act_view(self, v) -> int:
+        if v.free_first and v.plays and self.phase != "later" and self._input is not None:
             # R11's free first turn: the candidates are the policy's most probable moves,
             # the stop (pass) among them; the rollouts go on laying the train by its argmax
             options = v.plays + [(self.decoder.codec.pass_, -1, -1)] * v.can_pass
             return self._label(v, self.by_probability(options))
-        return super()._choose(v)
+        return super().act_view(v)
 
     def search(self, v) -> int:
         if self.phase == "first":

@@ -342,8 +342,8 @@ class PolicySearchAgent(SearchAgent):
     - **free first turn (R11):** the policy's own, move by move (``search``'s plan there,
       the longest chain less its last tile, is worse than what the policy learned).
 
-    The guessed worlds, the inference from passes, forced moves, draws and passes are
-    ``search``'s. Defaults: ``samples=16``, ``top_k=3`` (docs/experiments.md, section 3.10,
+    The guessed worlds (which keep out each seat's known voids), forced moves, draws and
+    passes are ``search``'s. Defaults: ``samples=16``, ``top_k=3`` (docs/experiments.md, section 3.10,
     measures them and the steps above). It needs the observation vector for the network
     (``needs_vector``): :meth:`act`, not ``act_view``."""
 
@@ -386,13 +386,10 @@ class PolicySearchAgent(SearchAgent):
                 "search-ppo ranks its candidates with a network that reads the observation "
                 "vector: call act(observation, action_mask), not act_view(view)"
             )
-        return super().act_view(v)
-
-    def _choose(self, v) -> int:
         if v.free_first and v.plays:  # R11: the policy lays its own first train, and passes
             observation, mask = self._input
             return int(self.policy.act(observation, mask))
-        return super()._choose(v)
+        return super().act_view(v)
 
     def rank(self, v) -> list[tuple[int, int, int]]:
         """The legal plays by the policy's probability, most probable first."""
