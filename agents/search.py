@@ -29,7 +29,8 @@ no second model of the game. It never sees another seat's hand or the boneyard's
   open ends it was checked against, R15, R17, R18), so search infers from the same one
   model it plays on. ``infer=False`` ignores them.
 
-Strength (full default matches, ``results/``): it finished ahead of ``longest-train`` in
+Strength (full default matches, ``results/``; measured before it used the core's voids,
+which made it stronger: docs/experiments.md §3.23): it finished ahead of ``longest-train`` in
 55.0% [53.5, 56.4] of 4,000 4-seat games (won 54.1% of them, ``longest-train`` 44.1%) and
 in 69.9% [67.2, 72.5] of 1,000 2-seat meetings. Cost: only decisions with a real choice
 are searched (about one in eight at 2 seats), each by ``top_k x samples`` rollouts; on

@@ -8,8 +8,9 @@ the mean advantage of its choice over the labelling policy's expected play, in p
 its standard error. A choice outside the searched plays counts as the worst searched one
 (:func:`mt_env.agents.ppo.improve.advantages`). Label the test set with a seed no fit saw.
 ``search-ppo`` acts on each bare observation, which carries the known voids (observation
-layout 2), so it keeps the same pips out of its guessed hands as in play. Labels of the free first turn (``improve --phase first``) are scored the same way;
-there ``search-ppo`` plays the policy's own move, so give ``--search-ppo 0``.
+layout 2), so it keeps the same pips out of its guessed hands as in play. Labels of the
+free first turn (``improve --phase first``) are scored the same way; there ``search-ppo``
+plays the policy's own move, so give ``--search-ppo 0``.
 docs/experiments.md sections 3.16 and 3.17.
 
     .venv/bin/python benchmarks/decision_gain.py test.npz --decisions 15000 \\

@@ -129,7 +129,7 @@ class Labeller(PolicySearchAgent):
         return determinize(position, [None, *hands], state.boneyard_ids)
 
     def act_view(self, v) -> int:
-        if v.free_first and v.plays and self.phase != "later" and self._input is not None:
+        if v.free_first and v.plays and self.phase != "later":
             # R11's free first turn: the candidates are the policy's most probable moves,
             # the stop (pass) among them; the rollouts go on laying the train by its argmax
             options = v.plays + [(self.decoder.codec.pass_, -1, -1)] * v.can_pass
@@ -147,7 +147,7 @@ class Labeller(PolicySearchAgent):
         ranked = ranked[: self.top_k]
         if len(ranked) > 1 and self.rng.random() < self.label_prob:
             values = self.option_values(v, ranked, lambda s, play: s.apply(play[0]))
-            observation, mask = self._input
+            observation, mask = self.current_input()
             self.records.append((observation, mask, [a for a, _, _ in ranked], values))
         return ranked[0][0]
 

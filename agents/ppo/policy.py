@@ -381,15 +381,19 @@ class PolicySearchAgent(SearchAgent):
             self._input = None
 
     def act_view(self, v) -> int:
+        observation, mask = self.current_input()
+        if v.free_first and v.plays:  # R11: the policy lays its own first train, and passes
+            return int(self.policy.act(observation, mask))
+        return super().act_view(v)
+
+    def current_input(self) -> tuple[np.ndarray, np.ndarray]:
+        """The observation vector and action mask :meth:`act` is deciding on."""
         if self._input is None:
             raise RuntimeError(
                 "search-ppo ranks its candidates with a network that reads the observation "
                 "vector: call act(observation, action_mask), not act_view(view)"
             )
-        if v.free_first and v.plays:  # R11: the policy lays its own first train, and passes
-            observation, mask = self._input
-            return int(self.policy.act(observation, mask))
-        return super().act_view(v)
+        return self._input
 
     def rank(self, v) -> list[tuple[int, int, int]]:
         """The legal plays by the policy's probability, most probable first."""
@@ -398,7 +402,7 @@ class PolicySearchAgent(SearchAgent):
     def by_probability(self, options: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
         """``(action, tile, train)`` options by the policy's probability of the action on
         the current input, most probable first."""
-        observation, mask = self._input
+        observation, mask = self.current_input()
         probs = self.policy.probabilities(observation[None], mask[None])[0]
         return sorted(options, key=lambda p: -probs[p[0]])
 
