@@ -215,7 +215,8 @@ class TrainConfig:
     """epochs of behaviour cloning over those decisions"""
     init_policy: str = ""
     """start PPO from this policy's weights (a final.pt/best.pt export, a shipped checkpoint or
-    a trainer checkpoint; same rules, features and hidden sizes) instead of new ones: a
+    a trainer checkpoint; same rules and features; a wider --hidden-sizes of as many layers
+    grows the file's trunk without changing its outputs) instead of new ones: a
     second stage with other options. Behaviour cloning is skipped; the optimizer, counters and
     time limit start afresh; the critic (the policy's value head) keeps the file's weights"""
     critic_warmup_updates: int = 0

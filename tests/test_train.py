@@ -27,6 +27,7 @@ from mt_env.agents.ppo import (
     make_policy,
     save_checkpoint,
 )
+from mt_env.agents.ppo.checkpoint import load_policy_weights
 from mt_env.agents.ppo.policy import sample_actions
 from mt_env.observation import ObservationEncoder
 
@@ -179,6 +180,29 @@ def test_init_policy_refuses_a_file_of_another_shape_and_a_resume(smoke_run: Pat
     with pytest.raises(train.OptionError, match="init_policy=.* with resume="):
         train.parse_args(["--resume", str(smoke_run / "checkpoint.pt"), "--init-policy", final])
     assert not list(tmp_path.iterdir())  # refused before any run folder was made
+
+
+def test_init_policy_grows_a_wider_trunk_without_changing_the_policy(smoke_run: Path):
+    """A wider --hidden-sizes of as many layers starts from the file's function: the same
+    logits and values on any input, with new units that can learn (fresh incoming weights,
+    read with 0 until training moves them). A narrower trunk is refused."""
+    rules, final = RulesConfig(num_seats=2), smoke_run / "final.pt"
+    narrow, wide = make_policy(rules, "pairs", (128, 128)), make_policy(rules, "pairs", (192, 160))
+    load_policy_weights(final, rules, narrow, "pairs", (128, 128))
+    load_policy_weights(final, rules, wide, "pairs", (192, 160))
+    gen = torch.Generator().manual_seed(0)
+    x = torch.rand(64, layout(rules, "pairs")["input_size"], generator=gen)
+    mask = torch.rand(64, layout(rules, "pairs")["num_actions"], generator=gen) < 0.05
+    mask[:, -1] = True  # at least one legal action per row
+    with torch.no_grad():
+        (logits_n, values_n), (logits_w, values_w) = narrow(x, mask), wide(x, mask)
+    assert torch.allclose(values_n, values_w, atol=1e-5)
+    assert torch.allclose(logits_n[mask], logits_w[mask], atol=1e-5)
+    assert wide.trunk[0].weight[128:].abs().sum() > 0  # the new units see the input
+    assert wide.trunk[2].weight[:128, 128:].abs().sum() == 0  # and are read with 0
+    for sizes in ((64, 128), (256,)):
+        with pytest.raises(CheckpointError, match=r"at least as wide"):
+            load_policy_weights(final, rules, make_policy(rules, "pairs", sizes), "pairs", sizes)
 
 
 def test_atomic_save_leaves_no_partial_file(tmp_path: Path):

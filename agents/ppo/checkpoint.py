@@ -33,7 +33,8 @@ weights widen: a layout-1 *trainer* checkpoint (optimizer, critic, pool) cannot 
 resumed, and the error says to start a stage from it with ``--init-policy`` instead.
 :func:`resume` puts a trainer checkpoint's state back into a policy, critic and optimizer;
 :func:`load_policy_weights` puts only a file's policy weights into a new network (a second
-training stage, ``train.py --init-policy``).
+training stage, ``train.py --init-policy``), a trunk as deep and at least as wide: a wider one
+grows from the file without changing its outputs.
 The network itself is built from a loaded dict by :func:`mt_env.agents.ppo.policy.build_policy`.
 """
 
@@ -461,15 +462,32 @@ def load_policy_weights(
 ) -> dict:
     """Load the policy weights (value head included) of any checkpoint of ours, a policy-only
     export or a trainer checkpoint, into ``policy``, built for ``rules``, ``features`` and
-    ``hidden_sizes``. The file's layout must match all three (:class:`CheckpointError` names
-    the one that differs). Returns the loaded dict."""
+    ``hidden_sizes``. The file's rules and features must match (:class:`CheckpointError`
+    names the one that differs); its trunk must have as many layers, each at most as wide.
+
+    A wider trunk is grown from the file without changing what the network computes (as in
+    Net2WiderNet): each weight's old block is copied, the new units keep ``policy``'s fresh
+    incoming weights, and every weight that reads a new unit reads it with 0, so logits
+    and values are the file's until training moves them. Returns the loaded dict."""
     data = load_checkpoint(path, rules)
     if data["features"] != features:
         raise CheckpointError(f"{path} was trained with features={data['features']!r}, not "
                               f"{features!r}: start from it with --features {data['features']}")
-    if tuple(data["hidden_sizes"]) != tuple(hidden_sizes):
-        sizes = " ".join(str(h) for h in data["hidden_sizes"])
-        raise CheckpointError(f"{path} has hidden_sizes={list(data['hidden_sizes'])}, not "
-                              f"{list(hidden_sizes)}: start from it with --hidden-sizes {sizes}")
-    policy.load_state_dict(data["model"])
+    old, new = tuple(data["hidden_sizes"]), tuple(hidden_sizes)
+    if len(old) != len(new) or any(o > w for o, w in zip(old, new, strict=True)):
+        sizes = " ".join(str(h) for h in old)
+        raise CheckpointError(f"{path} has hidden_sizes={list(old)}, not {list(new)}: start from "
+                              f"it with --hidden-sizes {sizes}, or with as many layers each at "
+                              f"least as wide")
+    if old == new:
+        policy.load_state_dict(data["model"])
+        return data
+    grown = policy.state_dict()
+    for name, weight in data["model"].items():
+        target = grown[name]
+        block = tuple(slice(0, n) for n in weight.shape)
+        if target.dim() == 2:  # a Linear weight (out, in): new input columns read 0
+            target[:, weight.shape[1]:] = 0
+        target[block] = weight
+    policy.load_state_dict(grown)
     return data
