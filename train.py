@@ -77,6 +77,7 @@ except ImportError as err:  # the environment-only install has none of these
 from mt_env.agents.evaluation.report import evaluate, evaluation_table
 from mt_env.agents.features import layout
 from mt_env.agents.ppo.checkpoint import (
+    PAIR_HIDDEN,
     CheckpointError,
     TrainerState,
     detached,
@@ -190,6 +191,9 @@ class TrainConfig:
     """global gradient-norm clip"""
     hidden_sizes: tuple[int, ...] = (128, 128)
     """MLP trunk widths (of the privileged critic too): 1 to 8 layers of 1..4096"""
+    pair_hidden: int = PAIR_HIDDEN
+    """width of the hidden layer of the pair head, the small MLP shared by every play that
+    scores it (features = pairs; agents/ppo/policy.py)"""
     critic: str = "observation"
     """value function: observation (a head on the policy trunk) | privileged (a separate
     network that also sees the other hands and the boneyard; training only, the policy
@@ -216,9 +220,10 @@ class TrainConfig:
     init_policy: str = ""
     """start PPO from this policy's weights (a final.pt/best.pt export, a shipped checkpoint or
     a trainer checkpoint; same rules and features; a wider --hidden-sizes of as many layers
-    grows the file's trunk without changing its outputs) instead of new ones: a
-    second stage with other options. Behaviour cloning is skipped; the optimizer, counters and
-    time limit start afresh; the critic (the policy's value head) keeps the file's weights"""
+    or a wider --pair-hidden grows the file's network without changing its outputs) instead
+    of new ones: a second stage with other options. Behaviour cloning is skipped; the
+    optimizer, counters and time limit start afresh; the critic (the policy's value head)
+    keeps the file's weights"""
     critic_warmup_updates: int = 0
     """first updates of the run that train only the value function (the value head, or the
     privileged critic; the shared trunk and the policy stay as they are): a value head fitted
@@ -289,6 +294,10 @@ class TrainConfig:
             raise OptionError(str(err)) from None
         rules = checked("rules", self.rules, self.rules_config)
         checked("features", self.features, lambda: layout(rules, self.features))
+        if self.features != "pairs" and self.pair_hidden != PAIR_HIDDEN:
+            raise OptionError(f"pair_hidden={self.pair_hidden} with features={self.features!r}: only "
+                              f"the 'pairs' network has a pair head; expected features='pairs' or "
+                              f"pair_hidden={PAIR_HIDDEN}")
         checked("duplicates", self.duplicates, lambda: check_duplicates(
             self.duplicates, self.games_per_worker, self.round_is_episode, self.gamma))
         if not 1 <= self.learner_seats <= rules.num_seats:
@@ -415,7 +424,7 @@ def main(argv: list[str] | None = None) -> Path:
     # -- policy and optimizer; critic=privileged: values from a separate network that also
     # sees the hidden tiles (training only). --resume restores them and the trainer state,
     # after every check of the checkpoint: a rejected one leaves its run folder untouched.
-    policy = make_policy(rules, cfg.features, cfg.hidden_sizes)
+    policy = make_policy(rules, cfg.features, cfg.hidden_sizes, cfg.pair_hidden)
     critic = make_critic(rules, cfg.features, cfg.hidden_sizes) if cfg.critic == "privileged" else None
     params = list(policy.parameters()) + (list(critic.parameters()) if critic else [])
     optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
@@ -469,7 +478,7 @@ def main(argv: list[str] | None = None) -> Path:
             learner_seats=cfg.learner_seats, opponent_mix=parse_opponent_mix(cfg.opponent_mix),
             features=cfg.features, hidden_sizes=cfg.hidden_sizes, gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda, critic=cfg.critic, expert_every=cfg.expert_every,
-            duplicates=cfg.duplicates,
+            duplicates=cfg.duplicates, pair_hidden=cfg.pair_hidden,
         )
         for k in range(max(1, cfg.num_workers))
     ]

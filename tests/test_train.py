@@ -205,6 +205,38 @@ def test_init_policy_grows_a_wider_trunk_without_changing_the_policy(smoke_run: 
             load_policy_weights(final, rules, make_policy(rules, "pairs", sizes), "pairs", sizes)
 
 
+def test_init_policy_grows_a_wider_pair_head_without_changing_the_policy(smoke_run: Path):
+    """--pair-hidden wider than the file's 64 (with the trunk grown too, or not): the same
+    logits and values, new pair units that see their inputs and are read with 0; the
+    width is read back from the weights, and a narrower pair head is refused."""
+    rules, final = RulesConfig(num_seats=2), smoke_run / "final.pt"
+    base = make_policy(rules, "pairs", (128, 128))
+    load_policy_weights(final, rules, base, "pairs", (128, 128))
+    gen = torch.Generator().manual_seed(1)
+    x = torch.rand(64, layout(rules, "pairs")["input_size"], generator=gen)
+    mask = torch.rand(64, layout(rules, "pairs")["num_actions"], generator=gen) < 0.05
+    mask[:, -1] = True
+    for sizes in ((128, 128), (160, 128)):
+        wide = make_policy(rules, "pairs", sizes, pair_hidden=96)
+        load_policy_weights(final, rules, wide, "pairs", sizes)
+        with torch.no_grad():
+            (logits_b, values_b), (logits_w, values_w) = base(x, mask), wide(x, mask)
+        assert torch.allclose(values_b, values_w, atol=1e-5)
+        assert torch.allclose(logits_b[mask], logits_w[mask], atol=1e-5)
+        assert wide.tile_in.weight[64:].abs().sum() > 0  # the new units see their inputs
+        assert wide.pair_out.weight[:, 64:].abs().sum() == 0  # and are read with 0
+    data = load_checkpoint(final, rules)
+    data["model"] = wide.state_dict()
+    data["hidden_sizes"] = [160, 128]
+    assert build_policy(data).pair_out.weight.shape == (1, 96)  # the width comes from the weights
+    with pytest.raises(CheckpointError, match=r"pair head 64 wide, not 32: start from it with --pair-hidden 64"):
+        load_policy_weights(final, rules, make_policy(rules, "pairs", (128, 128), 32), "pairs", (128, 128))
+    with pytest.raises(train.OptionError, match=r"pair_hidden=0: expected an int in 1..4096"):
+        train.parse_args(["--config", "quick", "--pair-hidden", "0"])
+    with pytest.raises(train.OptionError, match=r"pair_hidden=32 with features='none'"):
+        train.parse_args(["--config", "quick", "--features", "none", "--pair-hidden", "32"])
+
+
 def test_atomic_save_leaves_no_partial_file(tmp_path: Path):
     target = tmp_path / "c.pt"
     save_checkpoint(target, {"a": 1})

@@ -12,7 +12,7 @@ carries a SHA-256 of its content, verified at every load:
 | ``observation_version``, ``obs_size``, ``num_actions``, ``features`` | the layout the weights expect (:func:`mt_env.agents.features.layout`) |
 | ``rules`` | the :class:`~mt_env.config.RulesConfig` as a dict |
 | ``train_config`` | the full trainer configuration |
-| ``model`` | policy weights; ``hidden_sizes`` its shape |
+| ``model`` | policy weights; ``hidden_sizes`` its trunk's shape (the pair head's width is its ``pair_out.weight``'s: :func:`pair_width`) |
 | ``global_step``, ``iteration``, ``env_steps`` | how far training got |
 | ``critic``, ``optimizer``, ``best_eval``, ``pool``, ``pretrained``, ``torch_rng`` | trainer state for ``--resume`` (absent from policy-only exports) |
 | ``elapsed`` | seconds of training this checkpoint holds (counted against the time limit on ``--resume``; absent from files written before it existed: 0) |
@@ -59,6 +59,8 @@ CHECKPOINT_FORMAT = "mt_env-ppo"
 CHECKPOINT_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: before the checksum
 MAX_HIDDEN = 4096  # a wider layer is no checkpoint of ours: refuse before allocating it
+PAIR_HIDDEN = 64
+"""The default width of the pair head's hidden layer (feature set ``"pairs"``)."""
 POLICY_KEYS = (
     "format", "format_version", "observation_version", "obs_size", "num_actions",
     "features", "hidden_sizes", "rules", "train_config", "model", "global_step",
@@ -260,6 +262,14 @@ _TRAINER_TYPES = {
 _OPTIONAL_TYPES = {"elapsed": float | int}  # newer than format 2's first files
 
 
+def pair_width(model: dict) -> int:
+    """The width of the pair head's hidden layer in a policy's weights (``model``, a state
+    dict): the number of inputs of ``pair_out``; :data:`PAIR_HIDDEN` for a network without
+    a pair head (feature sets ``"none"`` and ``"planning"``)."""
+    weight = model.get("pair_out.weight")
+    return PAIR_HIDDEN if weight is None else int(weight.shape[-1])
+
+
 def check_structure(data: dict, where: str | os.PathLike) -> None:
     """CheckpointError unless ``data`` has every key of its kind with the right type, finite
     weights, valid rules, and weights whose shapes fit ``hidden_sizes`` (checked before any
@@ -299,6 +309,10 @@ def check_structure(data: dict, where: str | os.PathLike) -> None:
         raise CheckpointError(
             f"checkpoint {where}: hidden_sizes={hidden} but the trunk's weights have widths "
             f"{[shape[0] for _, shape in trunk]}"
+        )
+    if not 1 <= pair_width(model) <= MAX_HIDDEN:
+        raise CheckpointError(
+            f"checkpoint {where}: the pair head is {pair_width(model)} wide; expected 1..{MAX_HIDDEN}"
         )
     _check_finite(model, "model", where)
     if trainer:
@@ -463,12 +477,14 @@ def load_policy_weights(
     """Load the policy weights (value head included) of any checkpoint of ours, a policy-only
     export or a trainer checkpoint, into ``policy``, built for ``rules``, ``features`` and
     ``hidden_sizes``. The file's rules and features must match (:class:`CheckpointError`
-    names the one that differs); its trunk must have as many layers, each at most as wide.
+    names the one that differs); its trunk must have as many layers, each at most as wide,
+    and its pair head must be at most as wide as ``policy``'s.
 
-    A wider trunk is grown from the file without changing what the network computes (as in
-    Net2WiderNet): each weight's old block is copied, the new units keep ``policy``'s fresh
-    incoming weights, and every weight that reads a new unit reads it with 0, so logits
-    and values are the file's until training moves them. Returns the loaded dict."""
+    A wider trunk or pair head is grown from the file without changing what the network
+    computes (as in Net2WiderNet): each weight's old block is copied, the new units keep
+    ``policy``'s fresh incoming weights, and every weight that reads a new unit reads it
+    with 0, so logits and values are the file's until training moves them. Returns the
+    loaded dict."""
     data = load_checkpoint(path, rules)
     if data["features"] != features:
         raise CheckpointError(f"{path} was trained with features={data['features']!r}, not "
@@ -479,7 +495,11 @@ def load_policy_weights(
         raise CheckpointError(f"{path} has hidden_sizes={list(old)}, not {list(new)}: start from "
                               f"it with --hidden-sizes {sizes}, or with as many layers each at "
                               f"least as wide")
-    if old == new:
+    old_pair, new_pair = pair_width(data["model"]), pair_width(policy.state_dict())
+    if old_pair > new_pair:
+        raise CheckpointError(f"{path} has a pair head {old_pair} wide, not {new_pair}: start from it "
+                              f"with --pair-hidden {old_pair} or wider")
+    if old == new and old_pair == new_pair:
         policy.load_state_dict(data["model"])
         return data
     grown = policy.state_dict()

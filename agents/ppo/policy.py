@@ -33,7 +33,7 @@ from mt_env.agents.features import (
     make_featurizer,
     pair_layout,
 )
-from mt_env.agents.ppo.checkpoint import CheckpointError, load_checkpoint
+from mt_env.agents.ppo.checkpoint import PAIR_HIDDEN, CheckpointError, load_checkpoint, pair_width
 from mt_env.agents.search import SearchAgent
 from mt_env.config import RulesConfig
 from mt_env.observation import ObservationEncoder
@@ -77,7 +77,7 @@ class PolicyNet(nn.Module):
         num_actions: int,
         hidden_sizes: tuple[int, ...],
         pairs: PairLayout | None = None,
-        pair_hidden: int = 64,
+        pair_hidden: int = PAIR_HIDDEN,
     ) -> None:
         super().__init__()
         self.pairs = pairs
@@ -170,18 +170,21 @@ def make_critic(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...
     return PrivilegedCritic(trunk_in + privileged_size(config), tuple(hidden_sizes))
 
 
-def make_policy(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...]) -> PolicyNet:
-    """The network for a rules configuration and feature set (one place builds them all)."""
+def make_policy(
+    config: RulesConfig, features: str, hidden_sizes: tuple[int, ...], pair_hidden: int = PAIR_HIDDEN
+) -> PolicyNet:
+    """The network for a rules configuration and feature set (one place builds them all);
+    ``pair_hidden`` is the width of the pair head's hidden layer (feature set ``"pairs"``)."""
     lay = layout(config, features)
     pairs = pair_layout(config) if features == "pairs" else None
-    return PolicyNet(lay["input_size"], lay["num_actions"], tuple(hidden_sizes), pairs)
+    return PolicyNet(lay["input_size"], lay["num_actions"], tuple(hidden_sizes), pairs, pair_hidden)
 
 
 def build_policy(data: dict) -> PolicyNet:
     """The network stored in a checkpoint dict (from
     :func:`mt_env.agents.ppo.checkpoint.load_checkpoint`), in eval mode."""
     config = RulesConfig.from_dict(data["rules"])
-    net = make_policy(config, data["features"], tuple(data["hidden_sizes"]))
+    net = make_policy(config, data["features"], tuple(data["hidden_sizes"]), pair_width(data["model"]))
     try:
         net.load_state_dict(data["model"])
     except (RuntimeError, KeyError) as err:

@@ -83,6 +83,7 @@ import torch
 from mt_env.agents import make_agent
 from mt_env.agents.base import act_in_match
 from mt_env.agents.features import make_featurizer
+from mt_env.agents.ppo.checkpoint import PAIR_HIDDEN
 from mt_env.agents.ppo.policy import (
     PolicyNet,
     PolicySearchAgent,
@@ -133,6 +134,8 @@ class RolloutSpec:
     duplicates: int = 1
     """copies of each match played on the same deals, advantages relative to the other copies
     (1 = off, GAE's advantages; above)"""
+    pair_hidden: int = PAIR_HIDDEN
+    """width of the policy's pair head (feature set "pairs")"""
 
 
 def check_duplicates(duplicates: int, num_games: int, round_is_episode: bool, gamma: float) -> None:
@@ -224,7 +227,7 @@ class Collector:
         self.featurize = make_featurizer(spec.rules, spec.features)
         self.rng = random.Random(spec.seed)
         self.torch_gen = torch.Generator().manual_seed(spec.seed)
-        self.policy = make_policy(spec.rules, spec.features, spec.hidden_sizes)
+        self.policy = make_policy(spec.rules, spec.features, spec.hidden_sizes, spec.pair_hidden)
         self.critic = (
             make_critic(spec.rules, spec.features, spec.hidden_sizes)
             if spec.critic == "privileged" else None
@@ -255,7 +258,7 @@ class Collector:
     def set_pool(self, state_dicts: list[dict]) -> None:
         self.pool = []
         for sd in state_dicts:
-            net = make_policy(self.spec.rules, self.spec.features, self.spec.hidden_sizes)
+            net = make_policy(self.spec.rules, self.spec.features, self.spec.hidden_sizes, self.spec.pair_hidden)
             net.load_state_dict(sd)
             net.eval()
             self.pool.append(net)
