@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from mt_env import RulesConfig
-from mt_env.agents.ppo.checkpoint import load_checkpoint
+from mt_env.agents.ppo.checkpoint import load_checkpoint, pair_width
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec, parse_opponent_mix
 
 
@@ -69,6 +69,7 @@ def main() -> None:
         opponent_mix=parse_opponent_mix(args.opponents),
         features=data["features"],
         hidden_sizes=tuple(data["hidden_sizes"]),
+        pair_hidden=pair_width(data["model"]),
         gamma=1.0,
         gae_lambda=0.95,
         duplicates=args.copies,

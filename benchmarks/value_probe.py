@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from mt_env import RulesConfig
-from mt_env.agents.ppo.checkpoint import load_checkpoint
+from mt_env.agents.ppo.checkpoint import load_checkpoint, pair_width
 from mt_env.agents.ppo.policy import build_policy, make_critic
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec
 
@@ -52,7 +52,8 @@ def main() -> None:
     spec = RolloutSpec(
         rules=rules, num_games=64, seed=args.seed, reward="score_zero_sum", reward_scale=0.01,
         round_is_episode=True, learner_seats=1, opponent_mix={"self": 0.3, "longest-train": 0.7},
-        features=data["features"], hidden_sizes=hidden, gamma=1.0, gae_lambda=1.0,
+        features=data["features"], hidden_sizes=hidden, pair_hidden=pair_width(data["model"]),
+        gamma=1.0, gae_lambda=1.0,
         critic="privileged",  # records the hidden tiles with each decision
     )
     collector, critic = Collector(spec), make_critic(rules, data["features"], hidden)

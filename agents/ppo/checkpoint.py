@@ -310,10 +310,8 @@ def check_structure(data: dict, where: str | os.PathLike) -> None:
             f"checkpoint {where}: hidden_sizes={hidden} but the trunk's weights have widths "
             f"{[shape[0] for _, shape in trunk]}"
         )
-    if not 1 <= pair_width(model) <= MAX_HIDDEN:
-        raise CheckpointError(
-            f"checkpoint {where}: the pair head is {pair_width(model)} wide; expected 1..{MAX_HIDDEN}"
-        )
+    if not 1 <= (pair := pair_width(model)) <= MAX_HIDDEN:
+        raise CheckpointError(f"checkpoint {where}: the pair head is {pair} wide; expected 1..{MAX_HIDDEN}")
     _check_finite(model, "model", where)
     if trainer:
         _check_finite(data.get("critic"), "critic", where)

@@ -88,7 +88,7 @@ RANGES = {
     "critic_warmup_updates": ">= 0",
     "snapshot_every": ">= 0",
     "pool_size": ">= 1",
-    "pair_hidden": "1..4096",
+    "pair_hidden": f"1..{MAX_HIDDEN}",
     "eval_every": ">= 0",
     "eval_games": ">= 1",
     "final_eval_games": ">= 0",
