@@ -201,7 +201,7 @@ class TrainConfig:
     features: str = "pairs"
     """policy input features: none | planning | pairs (agents/features.py)"""
     reward: str = "score_zero_sum"
-    """reward scheme of mt_env.rewards: score | score_zero_sum | lead | rank | win"""
+    """reward scheme of mt_env.rewards: score | score_zero_sum | lead | win_prob | rank | win"""
     reward_scale: float = 0.01
     """multiplier of score-based rewards"""
     round_is_episode: bool = True

@@ -110,6 +110,7 @@ last move (`rewards` / `_cumulative_rewards`, so each agent collects them at its
 | `"score_zero_sum"` (default) | each round end | v_k − mean of the other seats' v_j, where v = −round score · scale (penalty scoring, R26) or +round score · scale (V-positive-score); per round they sum to 0 |
 | `"score"` | each round end | v_k as above |
 | `"lead"` | each round end | the change over the round of L_k = V_k − max over j ≠ k of V_j, V the match totals signed and scaled as v; a seat's rewards sum to its final L_k (what `search`'s rollouts value); equal to `"score_zero_sum"` at 2 seats |
+| `"win_prob"` | each round end | the change over the round of seat k's chance to win the match, a normal model of the rounds left on the match totals (`mt_env.rewards.win_chances`); a seat's rewards sum to its `"win"` reward (ties on totals shared) minus 1/n; not scaled |
 | `"rank"` | match end | 1 − 2·(r_k − 1)/(n − 1), r_k the fractional rank: tied seats (`match.places()`, R28) share the mean of their positions, so rewards lie in [−1, 1] and sum to 0 |
 | `"win"` | match end | 1 to the outright winner; 1/k to each of k seats tied for first; 0 otherwise |
 

@@ -5,20 +5,46 @@
 | ``"score"`` | every round end | ``-scale * round score`` (penalty scoring) or ``+scale * round score`` (V-positive-score) |
 | ``"score_zero_sum"`` | every round end | the ``"score"`` reward minus the mean of the other seats' — rewards of a round sum to 0 |
 | ``"lead"`` | every round end | ``scale *`` the change over the round of the seat's lead in match totals over the best other seat; a seat's rewards sum to ``scale *`` its final lead, the quantity ``search``'s rollouts value; at 2 seats it equals ``"score_zero_sum"`` |
+| ``"win_prob"`` | every round end | the change over the round of the seat's chance to win the match, estimated from the match totals and the rounds left (:func:`win_chances`); a seat's rewards sum to its ``"win"`` reward minus ``1/n`` (ties in totals shared) |
 | ``"rank"`` | match end | ``1 - 2 (r - 1) / (n - 1)`` with ``r`` the fractional rank of the seat's place (tied seats share the average of their positions): +1 first, -1 last, sums to 0 |
 | ``"win"`` | match end | 1 to the outright winner, ``1/k`` each to ``k`` seats tied for first, 0 otherwise |
 
 ``scale`` (``reward_scale``) multiplies only the score-based rewards.
+
+``"win_prob"`` is ``"win"`` spread over the rounds: before round ``r`` of ``R`` every seat
+has a chance ``W`` of winning the match, and the round pays each seat the change of its
+chance. ``W`` is a model, not a search: each seat's future round scores are independent
+normal draws with the same mean and a standard deviation :func:`round_sd` per round, so
+with ``k`` rounds left seat ``i`` wins if ``g_i + s Z_i > g_j + s Z_j`` for every other
+seat ``j`` (``g`` the totals, negated under penalty scoring; ``s = round_sd * sqrt(k)``),
+``W_i = E_z[prod_j Phi((g_i - g_j) / s + z)]`` (Gauss-Hermite quadrature). After the last
+round ``W`` is the ``"win"`` reward (seats tied on totals share it; R28's later keys need
+the whole match and are left to ``"win"``), so a seat's rewards over a match add up to
+``win - 1/n`` whatever the model's error: the model only decides how the
+outcome is credited to the rounds. Within a round the reward values a lead by what it does
+to the chance of winning: a pip is worth more when the match is close and few rounds are
+left, little when it is decided.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from .config import RulesConfig
 from .match import RoundResult
 
-REWARD_MODES = ("score", "score_zero_sum", "lead", "rank", "win")
+REWARD_MODES = ("score", "score_zero_sum", "lead", "win_prob", "rank", "win")
+
+# The model's standard deviation of a seat's round score, as a fraction of a hand's mean
+# pips at the deal (hand_size x max_pip). Measured under longest-train play in 400 default
+# matches (benchmarks/round_sd.py): sd(s_0 - s_1) / sqrt(2) is 0.194 of them at 2 seats
+# (double-9) and 0.204 at 4 (double-12); docs/experiments.md section 3.29.
+ROUND_SD_FRACTION = 0.2
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 
 
 def check_reward_mode(reward: str) -> str:
@@ -36,10 +62,18 @@ def round_rewards(
 ) -> list[float] | None:
     """Per-seat rewards for a finished round, or None if the scheme pays only at match end.
 
-    ``totals`` are the match totals *after* this round (``Match.totals``); only ``"lead"``
-    needs them (ValueError without them)."""
-    if reward not in ("score", "score_zero_sum", "lead"):
+    ``totals`` are the match totals *after* this round (``Match.totals``); ``"lead"`` and
+    ``"win_prob"`` need them (ValueError without them)."""
+    if reward not in ("score", "score_zero_sum", "lead", "win_prob"):
         return None
+    if reward == "win_prob":
+        n = len(result.scores)
+        if totals is None or len(totals) != n:
+            raise ValueError(f"reward='win_prob' needs the {n} match totals after the round, got {totals!r}")
+        left = config.num_rounds - result.round_index - 1
+        before = [t - s for t, s in zip(totals, result.scores, strict=True)]
+        after = win_chances(config, totals, left)
+        return [a - b for a, b in zip(after, win_chances(config, before, left + 1), strict=True)]
     sign = 1.0 if config.scoring == "positive" else -1.0
     raw = [sign * scale * s for s in result.scores]
     n = len(raw)
@@ -53,6 +87,33 @@ def round_rewards(
         return [_lead(after, k) - _lead(before, k) for k in range(n)]
     total = sum(raw)
     return [r - (total - r) / (n - 1) for r in raw]
+
+
+def round_sd(config: RulesConfig) -> float:
+    """The model's standard deviation of one seat's round score, in pips (``"win_prob"``)."""
+    return ROUND_SD_FRACTION * config.hand_size * config.max_pip
+
+
+def win_chances(config: RulesConfig, totals: Sequence[int], rounds_left: int) -> list[float]:
+    """Each seat's chance to win a match standing at ``totals`` with ``rounds_left`` rounds
+    to play, under the model of ``"win_prob"`` (module docstring); with no round left, the
+    ``"win"`` reward itself (1, or 1/k to each of k seats tied for the best total, R28's
+    first key). The chances sum to 1."""
+    sign = 1.0 if config.scoring == "positive" else -1.0
+    g = np.asarray([sign * t for t in totals], dtype=float)
+    if rounds_left <= 0:
+        best = g == g.max()
+        return list(best / best.sum())
+    s = round_sd(config) * math.sqrt(rounds_left)
+    diff = (g[:, None] - g[None, :]) / s  # diff[i, j] = (g_i - g_j) / s
+    x = diff[:, :, None] + _NODES  # (i, j, node)
+    cdf = 0.5 * (1.0 + _erf(x / math.sqrt(2.0)))
+    n = len(g)
+    cdf[np.arange(n), np.arange(n), :] = 1.0  # a seat does not race itself
+    return list(cdf.prod(axis=1) @ _WEIGHTS)
+
+
+_erf = np.vectorize(math.erf, otypes=[float])
 
 
 def _lead(goodness: list[float], seat: int) -> float:

@@ -6,6 +6,7 @@ another seat's move is credited to each seat's *last* decision; GAE runs per sea
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -17,7 +18,7 @@ from mt_env.agents.longest_train import LongestTrainAgent
 from mt_env.agents.ppo.policy import make_policy
 from mt_env.agents.ppo.rollout import Collector, RolloutSpec
 from mt_env.match import RoundResult
-from mt_env.rewards import REWARD_MODES, match_rewards, round_rewards
+from mt_env.rewards import REWARD_MODES, match_rewards, round_rewards, round_sd, win_chances
 
 RULES = RulesConfig(num_seats=2, max_pip=6, num_rounds=1)
 # Engine 6|6. Seat 0 lays 6|5, 5|4 in its free first turn, cannot place 0|0 and passes;
@@ -245,3 +246,60 @@ def test_lead_reward_sums_to_the_final_lead_over_the_best_other_seat():
     )
     with pytest.raises(ValueError, match="match totals"):
         round_rewards("lead", two, result, 0.01)
+
+
+def test_win_prob_rewards_sum_to_the_match_win_less_a_fair_share():
+    """reward="win_prob": each round pays the change of each seat's modelled chance to win
+    the match; the chances sum to 1 at every round end (so a round's rewards sum to 0) and
+    after the last round they are the R27 outcome, so over a match a seat's rewards add up
+    to its win (ties on totals shared) minus 1/n, whatever the model's error."""
+    rng = random.Random(5)
+    for seed, n in ((11, 4), (12, 2), (13, 3)):
+        rules = RulesConfig(num_seats=n, num_rounds=3)
+        m = Match(rules, seed=seed)
+        sums, paid = [0.0] * n, 0
+        while not m.is_over:
+            result = m.apply(rng.choice(m.legal_moves()))
+            if result is not None:
+                rewards = round_rewards("win_prob", rules, result, 0.01, m.totals)
+                assert sum(rewards) == pytest.approx(0.0, abs=1e-9)
+                paid += any(abs(r) > 1e-6 for r in rewards)
+                sums = [a + r for a, r in zip(sums, rewards, strict=True)]
+        best = min(m.totals)
+        winners = [k for k in range(n) if m.totals[k] == best]
+        for k in range(n):
+            share = 1 / len(winners) if k in winners else 0.0
+            assert sums[k] == pytest.approx(share - 1 / n, abs=1e-9)
+        assert paid == 3  # every round moved the chances, not only the last
+    with pytest.raises(ValueError, match="match totals"):
+        round_rewards("win_prob", RulesConfig(num_seats=2), RoundResult(0, 9, 0, "out", (0,), (0, 37), (0, 37)), 0.01)
+
+
+def test_win_chances_follow_the_normal_model_of_the_rounds_left():
+    """win_chances against an independent computation: at 2 seats the closed form
+    Phi(lead / (sd sqrt(2 k))); at 3 seats a fine-grid integral of the same model. A lead
+    is worth less with more rounds left; equal totals are an equal share; positive scoring
+    (V-positive-score) turns the order round."""
+    two = RulesConfig(num_seats=2)
+    sd = round_sd(two)
+    for lead, k in ((10, 1), (10, 5), (40, 2), (0, 3)):
+        expected = 0.5 * (1 + math.erf(lead / (sd * math.sqrt(2 * k)) / math.sqrt(2)))
+        assert win_chances(two, [0, lead], k)[0] == pytest.approx(expected, abs=1e-6)
+    assert win_chances(two, [0, 10], 1)[0] > win_chances(two, [0, 10], 5)[0] > 0.5
+    three = RulesConfig(num_seats=3)
+    totals, k = [20, 35, 60], 2
+    s = round_sd(three) * math.sqrt(k)
+    z = np.linspace(-9, 9, 20001)
+    pdf = np.exp(-z**2 / 2) / math.sqrt(2 * math.pi)
+    cdf = np.vectorize(lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2))))
+    g = [-t for t in totals]
+    grid = [float(np.sum(pdf * np.prod([cdf((g[i] - g[j]) / s + z) for j in range(3) if j != i], axis=0))) * (z[1] - z[0])
+            for i in range(3)]
+    got = win_chances(three, totals, k)
+    assert got == pytest.approx(grid, abs=1e-5)
+    assert sum(got) == pytest.approx(1.0) and got[0] > got[1] > got[2]
+    assert win_chances(three, [30, 30, 30], 4) == pytest.approx([1 / 3] * 3)
+    assert win_chances(three, [30, 30, 50], 0) == [0.5, 0.5, 0.0]
+    positive = RulesConfig(num_seats=3, scoring="positive")  # the highest total wins: 80 - t
+    assert round_sd(positive) == round_sd(three)
+    assert win_chances(positive, [80 - t for t in totals], k) == pytest.approx(grid, abs=1e-5)
