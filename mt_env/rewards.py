@@ -9,12 +9,13 @@
 | ``"rank"`` | match end | ``1 - 2 (r - 1) / (n - 1)`` with ``r`` the fractional rank of the seat's place (tied seats share the average of their positions): +1 first, -1 last, sums to 0 |
 | ``"win"`` | match end | 1 to the outright winner, ``1/k`` each to ``k`` seats tied for first, 0 otherwise |
 
-``scale`` (``reward_scale``) multiplies only the score-based rewards.
+``scale`` (``reward_scale``) multiplies only the score-based rewards (``"score"``,
+``"score_zero_sum"``, ``"lead"``); the others are chances or places.
 
-``"win_prob"`` is ``"win"`` spread over the rounds: before round ``r`` of ``R`` every seat
-has a chance ``W`` of winning the match, and the round pays each seat the change of its
-chance. ``W`` is a model, not a search: each seat's future round scores are independent
-normal draws with the same mean and a standard deviation :func:`round_sd` per round, so
+``"win_prob"`` is ``"win"`` spread over the rounds: before each round every seat has a
+chance ``W`` of winning the match, and the round pays each seat the change of its chance.
+``W`` is a model, not a search: each seat's future round scores are independent normal
+draws with the same mean and a standard deviation :func:`round_sd` per round, so
 with ``k`` rounds left seat ``i`` wins if ``g_i + s Z_i > g_j + s Z_j`` for every other
 seat ``j`` (``g`` the totals, negated under penalty scoring; ``s = round_sd * sqrt(k)``),
 ``W_i = E_z[prod_j Phi((g_i - g_j) / s + z)]`` (Gauss-Hermite quadrature). After the last
@@ -103,14 +104,14 @@ def win_chances(config: RulesConfig, totals: Sequence[int], rounds_left: int) ->
     g = np.asarray([sign * t for t in totals], dtype=float)
     if rounds_left <= 0:
         best = g == g.max()
-        return list(best / best.sum())
+        return (best / best.sum()).tolist()
     s = round_sd(config) * math.sqrt(rounds_left)
     diff = (g[:, None] - g[None, :]) / s  # diff[i, j] = (g_i - g_j) / s
     x = diff[:, :, None] + _NODES  # (i, j, node)
     cdf = 0.5 * (1.0 + _erf(x / math.sqrt(2.0)))
     n = len(g)
     cdf[np.arange(n), np.arange(n), :] = 1.0  # a seat does not race itself
-    return list(cdf.prod(axis=1) @ _WEIGHTS)
+    return (cdf.prod(axis=1) @ _WEIGHTS).tolist()
 
 
 _erf = np.vectorize(math.erf, otypes=[float])
