@@ -47,6 +47,7 @@ ROUND_SD_FRACTION = 0.2
 _NODES = [k / 4 for k in range(-32, 33)]
 _WEIGHTS = [math.exp(-z * z / 2) for z in _NODES]
 _WEIGHTS = [w / sum(_WEIGHTS) for w in _WEIGHTS]
+_SQRT_HALF = math.sqrt(0.5)
 
 
 def check_reward_mode(reward: str) -> str:
@@ -68,27 +69,29 @@ def round_rewards(
     ``"win_prob"`` need them (ValueError without them)."""
     if reward not in ("score", "score_zero_sum", "lead", "win_prob"):
         return None
+    n = len(result.scores)
+    if reward in ("lead", "win_prob") and (totals is None or len(totals) != n):
+        raise ValueError(f"reward={reward!r} needs the {n} match totals after the round, got {totals!r}")
     if reward == "win_prob":
-        n = len(result.scores)
-        if totals is None or len(totals) != n:
-            raise ValueError(f"reward='win_prob' needs the {n} match totals after the round, got {totals!r}")
         left = config.num_rounds - result.round_index - 1
         before = [t - s for t, s in zip(totals, result.scores, strict=True)]
         after = win_chances(config, totals, left)
         return [a - b for a, b in zip(after, win_chances(config, before, left + 1), strict=True)]
-    sign = 1.0 if config.scoring == "positive" else -1.0
+    sign = _sign(config)
     raw = [sign * scale * s for s in result.scores]
-    n = len(raw)
     if reward == "score":
         return raw
     if reward == "lead":
-        if totals is None or len(totals) != n:
-            raise ValueError(f"reward='lead' needs the {n} match totals after the round, got {totals!r}")
         after = [sign * scale * t for t in totals]
         before = [a - r for a, r in zip(after, raw, strict=True)]
         return [_lead(after, k) - _lead(before, k) for k in range(n)]
     total = sum(raw)
     return [r - (total - r) / (n - 1) for r in raw]
+
+
+def _sign(config: RulesConfig) -> float:
+    """+1 where a higher score is better (V-positive-score), -1 under penalty scoring (R26)."""
+    return 1.0 if config.scoring == "positive" else -1.0
 
 
 def round_sd(config: RulesConfig) -> float:
@@ -101,11 +104,11 @@ def win_chances(config: RulesConfig, totals: Sequence[int], rounds_left: int) ->
     to play, under the model of ``"win_prob"`` (module docstring); with no round left, the
     ``"win"`` reward itself (1, or 1/k to each of k seats tied for the best total, R28's
     first key). The chances sum to 1."""
-    sign = 1.0 if config.scoring == "positive" else -1.0
+    sign = _sign(config)
     g = [sign * t for t in totals]
     if rounds_left <= 0:
-        winners = g.count(max(g))
-        return [1.0 / winners if x == max(g) else 0.0 for x in g]
+        best = max(g)
+        return [1.0 / g.count(best) if x == best else 0.0 for x in g]
     s = round_sd(config) * math.sqrt(rounds_left)
     chances = []
     for i, gi in enumerate(g):
@@ -114,7 +117,7 @@ def win_chances(config: RulesConfig, totals: Sequence[int], rounds_left: int) ->
         for z, w in zip(_NODES, _WEIGHTS, strict=True):
             p = w
             for d in gaps:  # Phi(d + z): seat i stays ahead of seat j
-                p *= 0.5 * math.erfc(-(d + z) / math.sqrt(2.0))
+                p *= 0.5 * math.erfc(-(d + z) * _SQRT_HALF)
             chance += p
         chances.append(chance)
     return chances
