@@ -89,7 +89,7 @@ from mt_env.agents.ppo.checkpoint import (
     trainer_checkpoint,
 )
 from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
-from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy
+from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy, seed_critic
 from mt_env.agents.ppo.rollout import (
     Collectors,
     RolloutSpec,
@@ -222,8 +222,9 @@ class TrainConfig:
     a trainer checkpoint; same rules and features; a wider --hidden-sizes of as many layers
     or a wider --pair-hidden grows the file's network without changing its outputs) instead
     of new ones: a second stage with other options. Behaviour cloning is skipped; the
-    optimizer, counters and time limit start afresh; the critic (the policy's value head)
-    keeps the file's weights"""
+    optimizer, counters and time limit start afresh; the critic keeps the file's value
+    function (the policy's value head; with --critic privileged, a critic computing the same
+    values whose hidden-tile inputs start at weight 0)"""
     critic_warmup_updates: int = 0
     """first updates of the run that train only the value function (the value head, or the
     privileged critic; the shared trunk and the policy stay as they are): a value head fitted
@@ -311,9 +312,6 @@ class TrainConfig:
         mix = checked("opponent_mix", self.opponent_mix, lambda: parse_opponent_mix(self.opponent_mix))
         agents("opponent_mix", [name for name in mix if name not in ("self", "past")])
         agents("pretrain_teacher", [self.pretrain_teacher] if self.pretrain_teacher else [])
-        if self.init_policy and self.critic == "privileged":
-            raise OptionError(f"init_policy={self.init_policy!r} with critic='privileged': a policy file "
-                              "holds no privileged critic; expected critic='observation'")
         agents("eval_opponent", [self.eval_opponent])
         if self.final_eval_games and not self.final_eval_opponents:
             raise OptionError("final_eval_opponents=(): expected at least one baseline name "
@@ -433,6 +431,8 @@ def main(argv: list[str] | None = None) -> Path:
         state = resume(cfg.resume, rules, policy, critic, optimizer)
     elif cfg.init_policy:  # a second stage: these weights instead of cloning a teacher
         load_policy_weights(cfg.init_policy, rules, policy, cfg.features, cfg.hidden_sizes)
+        if critic is not None:  # starts as the file's value function, the hidden tiles read 0
+            seed_critic(critic, policy)
         state.pretrained = True
 
     # -- run folder (agents/ppo/runs.py): checked before any work, cleaned of the temp files

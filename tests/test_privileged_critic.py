@@ -4,7 +4,8 @@ What must hold: its input is exactly the other seats' hands (in seat order from 
 observer's left) and the boneyard; the collector's recorded values are that critic's
 values of the recorded inputs; the policy's inputs never change with hidden tiles; the
 trainer keeps the critic in resumable checkpoints, not in policy exports, and refuses to
-resume with the other kind of critic.
+resume with the other kind of critic; a second stage (``--init-policy``) starts it as the
+file's own value function.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mt_env.agents.ppo import (
     make_policy,
     privileged_features,
     privileged_size,
+    seed_critic,
 )
 from mt_env.observation import ObservationEncoder
 from mt_env.rules import Deal
@@ -123,3 +125,42 @@ def test_trainer_keeps_the_critic_for_resume_only(tmp_path: Path, smoke_args: li
     after = load_checkpoint(run / "checkpoint.pt", rules)
     assert after["iteration"] == 3
     assert any(not torch.equal(before[k], after["critic"][k]) for k in before)  # it trained on
+
+
+def test_a_second_stage_seeds_the_privileged_critic_with_the_files_values(tmp_path: Path, smoke_args):
+    """``--init-policy`` with ``--critic privileged``: the critic starts as the file's value
+    function (hidden tiles read at weight 0, whatever they are), then learns from them."""
+    first = train.main([*smoke_args, "--run-dir", str(tmp_path / "a")])
+    rules = RulesConfig(num_seats=2)
+    policy = make_policy(rules, "pairs", (128, 128))
+    policy.load_state_dict(load_checkpoint(first / "final.pt", rules)["model"])
+    critic = make_critic(rules, "pairs", (128, 128))
+    seed_critic(critic, policy)
+    spec = RolloutSpec(rules=rules, num_games=2, seed=3, reward="score_zero_sum", reward_scale=0.05,
+                       round_is_episode=True, learner_seats=1, opponent_mix={"self": 1.0},
+                       features="pairs", hidden_sizes=(128, 128), gamma=1.0, gae_lambda=0.95,
+                       critic="privileged")
+    batch = Collector(spec).collect(policy.state_dict(), 200, critic.state_dict())
+    x, masks = torch.from_numpy(batch["obs"]), torch.from_numpy(batch["masks"])
+    priv = torch.from_numpy(batch["priv"])
+    with torch.no_grad():
+        own_head = policy(x, masks)[1]
+        seeded = critic(policy.trunk_input(x), priv)
+        blind = critic(policy.trunk_input(x), torch.rand_like(priv))
+    torch.testing.assert_close(seeded, own_head, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(blind, own_head, rtol=1e-5, atol=1e-5)
+    assert priv.sum() > 0 and own_head.std() > 0
+
+    second = train.main([*smoke_args, "--run-dir", str(tmp_path / "b"), "--critic", "privileged",
+                         "--init-policy", str(first / "final.pt"), "--critic-warmup-updates", "2"])
+    ckpt = load_checkpoint(second / "checkpoint.pt", rules)
+    trained = make_critic(rules, "pairs", (128, 128))
+    trained.load_state_dict(ckpt["critic"])
+    k = privileged_size(rules)
+    assert trained.net[0].weight[:, -k:].abs().sum() > 0  # the warm-up fitted the hidden tiles
+    # it started from the file's trunk: two updates move it far less than a fresh critic is from it
+    fresh = make_critic(rules, "pairs", (128, 128))
+    assert (trained.net[0].weight[:, :-k] - policy.trunk[0].weight).abs().max() < 0.05
+    assert (fresh.net[0].weight[:, :-k] - policy.trunk[0].weight).abs().max() > 0.2
+    # the warm-up updates leave the policy as the file has it
+    torch.testing.assert_close(ckpt["model"]["pair_out.weight"], policy.state_dict()["pair_out.weight"])

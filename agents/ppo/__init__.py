@@ -42,6 +42,7 @@ from mt_env.agents.ppo.policy import (
     make_policy,
     privileged_features,
     privileged_size,
+    seed_critic,
 )
 from mt_env.agents.ppo.rollout import (
     Collector,
@@ -80,5 +81,6 @@ __all__ = [
     "resumable_config",
     "resume",
     "save_checkpoint",
+    "seed_critic",
     "trainer_checkpoint",
 ]

@@ -163,6 +163,23 @@ class PrivilegedCritic(nn.Module):
         return self.net(torch.cat([trunk_x, priv], 1)).squeeze(-1)
 
 
+def seed_critic(critic: PrivilegedCritic, policy: PolicyNet) -> None:
+    """Make ``critic`` compute ``policy``'s own value function: its layers take the policy
+    trunk's and value head's weights, and the hidden tiles' input columns read 0, so a
+    second stage (``init_policy`` with ``critic = "privileged"``) starts from the file's
+    values and learns from the hidden tiles only what they add. Both networks must come
+    from :func:`make_critic` and :func:`make_policy` with the same arguments."""
+    trunk = [m for m in policy.trunk if isinstance(m, nn.Linear)] + [policy.critic]
+    layers = [m for m in critic.net if isinstance(m, nn.Linear)]
+    if len(trunk) != len(layers) or any(a.out_features != b.out_features for a, b in zip(trunk, layers)):
+        raise ValueError("seed_critic: the critic's layers do not match the policy's trunk and value head")
+    with torch.no_grad():
+        for src, dst in zip(trunk, layers):
+            dst.weight.zero_()
+            dst.weight[:, : src.in_features] = src.weight
+            dst.bias.copy_(src.bias)
+
+
 def make_critic(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...]) -> PrivilegedCritic:
     """The privileged critic matching :func:`make_policy`'s network for the same arguments."""
     pairs = pair_layout(config) if features == "pairs" else None
