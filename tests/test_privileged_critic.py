@@ -150,6 +150,8 @@ def test_a_second_stage_seeds_the_privileged_critic_with_the_files_values(tmp_pa
     torch.testing.assert_close(seeded, own_head, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(blind, own_head, rtol=1e-5, atol=1e-5)
     assert priv.sum() > 0 and own_head.std() > 0
+    with pytest.raises(ValueError, match="do not match the policy's trunk"):
+        seed_critic(make_critic(rules, "pairs", (64, 64)), policy)
 
     second = train.main([*smoke_args, "--run-dir", str(tmp_path / "b"), "--critic", "privileged",
                          "--init-policy", str(first / "final.pt"), "--critic-warmup-updates", "2"])

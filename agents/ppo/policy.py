@@ -171,10 +171,10 @@ def seed_critic(critic: PrivilegedCritic, policy: PolicyNet) -> None:
     from :func:`make_critic` and :func:`make_policy` with the same arguments."""
     trunk = [m for m in policy.trunk if isinstance(m, nn.Linear)] + [policy.critic]
     layers = [m for m in critic.net if isinstance(m, nn.Linear)]
-    if len(trunk) != len(layers) or any(a.out_features != b.out_features for a, b in zip(trunk, layers)):
+    if [m.out_features for m in trunk] != [m.out_features for m in layers]:
         raise ValueError("seed_critic: the critic's layers do not match the policy's trunk and value head")
     with torch.no_grad():
-        for src, dst in zip(trunk, layers):
+        for src, dst in zip(trunk, layers, strict=True):
             dst.weight.zero_()
             dst.weight[:, : src.in_features] = src.weight
             dst.bias.copy_(src.bias)
