@@ -89,7 +89,14 @@ from mt_env.agents.ppo.checkpoint import (
     trainer_checkpoint,
 )
 from mt_env.agents.ppo.cloning import behaviour_clone, demonstrations
-from mt_env.agents.ppo.policy import legal_index, legal_log_probs, make_critic, make_policy, seed_critic
+from mt_env.agents.ppo.policy import (
+    legal_index,
+    legal_log_probs,
+    make_belief_head,
+    make_critic,
+    make_policy,
+    seed_critic,
+)
 from mt_env.agents.ppo.rollout import (
     Collectors,
     RolloutSpec,
@@ -238,6 +245,12 @@ class TrainConfig:
     search: about 15 ms at 2 seats (docs/experiments.md, section 3.10)"""
     expert_coef: float = 1.0
     """weight of that cross-entropy: its mean over the labelled decisions of each minibatch"""
+    belief_coef: float = 0.0
+    """weight of an auxiliary loss (0 = off): a training-only head on the policy trunk guesses
+    where each tile the learner cannot see lies (each other seat's hand or the boneyard), and
+    this x its cross-entropy joins the PPO loss, so the trunk learns what the public record says
+    about the hidden hands (agents/ppo/policy.py, BeliefHead); the policy still reads only its
+    observation. The collectors then record the hidden tiles, as for --critic privileged"""
     duplicates: int = 1
     """duplicate matches (1 = off): each collector plays its games in groups of this many copies
     of one match (the same deals, boneyard order, seats and opponents), and a decision's
@@ -424,11 +437,13 @@ def main(argv: list[str] | None = None) -> Path:
     # after every check of the checkpoint: a rejected one leaves its run folder untouched.
     policy = make_policy(rules, cfg.features, cfg.hidden_sizes, cfg.pair_hidden)
     critic = make_critic(rules, cfg.features, cfg.hidden_sizes) if cfg.critic == "privileged" else None
-    params = list(policy.parameters()) + (list(critic.parameters()) if critic else [])
+    belief = make_belief_head(rules, cfg.hidden_sizes) if cfg.belief_coef > 0 else None
+    params = [*policy.parameters(), *(critic.parameters() if critic else ()),
+              *(belief.parameters() if belief else ())]
     optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
     state = TrainerState()
     if cfg.resume:
-        state = resume(cfg.resume, rules, policy, critic, optimizer)
+        state = resume(cfg.resume, rules, policy, critic, optimizer, belief)
     elif cfg.init_policy:  # a second stage: these weights instead of cloning a teacher
         load_policy_weights(cfg.init_policy, rules, policy, cfg.features, cfg.hidden_sizes)
         if critic is not None:  # starts as the file's value function, the hidden tiles read 0
@@ -461,7 +476,7 @@ def main(argv: list[str] | None = None) -> Path:
 
     def checkpoint() -> dict:
         state.elapsed = elapsed()
-        return trainer_checkpoint(cfg.to_dict(), rules, policy, critic, optimizer, state)
+        return trainer_checkpoint(cfg.to_dict(), rules, policy, critic, optimizer, state, belief)
 
     good = detached(checkpoint())
     save_checkpoint(run_dir / "checkpoint.pt", good)
@@ -478,7 +493,7 @@ def main(argv: list[str] | None = None) -> Path:
             learner_seats=cfg.learner_seats, opponent_mix=parse_opponent_mix(cfg.opponent_mix),
             features=cfg.features, hidden_sizes=cfg.hidden_sizes, gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda, critic=cfg.critic, expert_every=cfg.expert_every,
-            duplicates=cfg.duplicates, pair_hidden=cfg.pair_hidden,
+            duplicates=cfg.duplicates, pair_hidden=cfg.pair_hidden, hidden_tiles=belief is not None,
         )
         for k in range(max(1, cfg.num_workers))
     ]
@@ -548,9 +563,10 @@ def main(argv: list[str] | None = None) -> Path:
             state.global_step += steps
             state.env_steps += stats["env_steps"]
             value_only = state.iteration <= cfg.critic_warmup_updates
-            losses = ppo_update(policy, critic, optimizer, params, batch, cfg, value_only)
+            losses = ppo_update(policy, critic, optimizer, params, batch, cfg, value_only, belief)
             # nan when no decision had an expert label; one that diverged shows in the weights
             expert_loss = losses.pop("expert_loss")
+            belief_stats = losses.pop("belief_loss"), losses.pop("belief_accuracy")
             check_finite(f"update {state.iteration}", losses, policy, critic)
 
             # -- logging
@@ -564,6 +580,9 @@ def main(argv: list[str] | None = None) -> Path:
                 writer.add_scalar("charts/learner_win_rate", stats["learner_win_rate"], step)
             for key, value in losses.items():
                 writer.add_scalar(f"losses/{key}", value, step)
+            if belief is not None and not value_only:
+                writer.add_scalar("losses/belief_loss", belief_stats[0], step)
+                writer.add_scalar("losses/belief_accuracy", belief_stats[1], step)
             labels = stats["expert_labels"]
             if labels:  # expert iteration: how often the policy already chose as the search did
                 writer.add_scalar("losses/expert_loss", expert_loss, step)
@@ -636,15 +655,18 @@ def main(argv: list[str] | None = None) -> Path:
 
 # ------------------------------------------------------------------------------ the PPO update
 def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainConfig,
-               value_only: bool = False) -> dict:
+               value_only: bool = False, belief=None) -> dict:
     """``cfg.update_epochs`` epochs of clipped PPO over ``batch`` in ``cfg.num_minibatches``
     minibatches; the action mask is re-applied inside the network's forward. Decisions with an
     expert label (``batch["expert"] >= 0``, :attr:`TrainConfig.expert_every`) add
-    ``cfg.expert_coef`` x the cross-entropy of the label. ``value_only`` (the critic's warm-up,
+    ``cfg.expert_coef`` x the cross-entropy of the label; a ``belief`` head adds
+    ``cfg.belief_coef`` x its cross-entropy on the hidden tiles (``batch["priv"]``,
+    :attr:`TrainConfig.belief_coef`). ``value_only`` (the critic's warm-up,
     :attr:`TrainConfig.critic_warmup_updates`) keeps only the value loss and steps only the
     value function's own weights (the value head, or the privileged critic), so the policy's
-    outputs do not move. Returns the last minibatch's losses,
-    the mean clip fraction, the values' explained variance and the mean expert loss."""
+    outputs do not move. Returns the last minibatch's losses, the mean clip fraction, the
+    values' explained variance, the mean expert loss and the belief head's mean loss and
+    accuracy (nan where there were none)."""
     b_obs = torch.from_numpy(batch["obs"])
     b_masks = torch.from_numpy(batch["masks"])
     # The legal actions of each row, padded to the batch's widest row: the loss only
@@ -662,7 +684,7 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
     columns = (b_obs, b_masks, b_legal, b_valid, b_pos, b_logprobs, b_adv, b_returns, b_values, b_priv, b_epos)
     own = {id(p) for p in (critic if critic is not None else policy.critic).parameters()}
     frozen = [p for p in params if id(p) not in own] if value_only else []  # the trunk is shared
-    clipfracs, expert_losses = [], []
+    clipfracs, expert_losses, belief_stats = [], [], []
     policy.train()
     for _ in range(cfg.update_epochs):
         for mb in torch.randperm(len(b_obs)).tensor_split(cfg.num_minibatches):
@@ -700,6 +722,10 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
                 e_loss = -legal_logp[labelled].gather(1, epos[labelled, None]).mean()
                 loss = loss + cfg.expert_coef * e_loss
                 expert_losses.append(e_loss.item())
+            if belief is not None and not value_only:  # the trunk learns where hidden tiles are
+                b_loss, b_acc = belief.loss(policy.embed(obs), priv)
+                loss = loss + cfg.belief_coef * b_loss
+                belief_stats.append((b_loss.item(), b_acc.item()))
             optimizer.zero_grad()
             loss.backward()
             for p in frozen:
@@ -708,7 +734,8 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
             optimizer.step()
     policy.eval()
     var_y = b_returns.var()
-    return {  # in log.csv's column order
+    belief_mean = np.mean(belief_stats, 0) if belief_stats else (float("nan"), float("nan"))
+    return {  # in log.csv's column order (the last three are logged apart)
         "policy_loss": pg_loss.item(),
         "value_loss": v_loss.item(),
         "entropy": ent.item(),
@@ -718,6 +745,8 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
             float("nan") if var_y == 0 else 1 - (b_returns - b_values).var().item() / var_y.item()
         ),
         "expert_loss": float(np.mean(expert_losses)) if expert_losses else float("nan"),
+        "belief_loss": float(belief_mean[0]),
+        "belief_accuracy": float(belief_mean[1]),
     }
 
 

@@ -3,7 +3,7 @@
 | module | what |
 |---|---|
 | :mod:`mt_env.agents.ppo.checkpoint` | checkpoint files, both directions: save/load, layout checks, trainer state, policy exports |
-| :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`), :class:`PPOAgent` and the policy-guided :class:`PolicySearchAgent` |
+| :mod:`mt_env.agents.ppo.policy` | the networks (:class:`PolicyNet`, :class:`PrivilegedCritic`, the training-only :class:`BeliefHead`), :class:`PPOAgent` and the policy-guided :class:`PolicySearchAgent` |
 | :mod:`mt_env.agents.ppo.rollout` | self-play collectors: per-seat streams, reward credit, GAE, worker processes |
 | :mod:`mt_env.agents.ppo.cloning` | behaviour cloning of a scripted teacher before PPO |
 | :mod:`mt_env.agents.ppo.runs` | the trainer's options checks, run folder, log trimming, signals, good-state keeping |
@@ -33,11 +33,13 @@ from mt_env.agents.ppo.checkpoint import (
     trainer_checkpoint,
 )
 from mt_env.agents.ppo.policy import (
+    BeliefHead,
     PolicyNet,
     PolicySearchAgent,
     PPOAgent,
     PrivilegedCritic,
     build_policy,
+    make_belief_head,
     make_critic,
     make_policy,
     privileged_features,
@@ -53,6 +55,7 @@ from mt_env.agents.ppo.rollout import (
 )
 
 __all__ = [
+    "BeliefHead",
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
     "FEATURE_SETS",
@@ -70,6 +73,7 @@ __all__ = [
     "build_policy",
     "layout",
     "load_checkpoint",
+    "make_belief_head",
     "make_critic",
     "make_featurizer",
     "make_policy",

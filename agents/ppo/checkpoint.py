@@ -86,7 +86,7 @@ class CheckpointError(ValueError):
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
     """Write ``payload`` to ``path`` atomically: a crash leaves the old file or the new one."""
     path = Path(path)
-    for key in ("model", "critic"):
+    for key in ("model", "critic", "belief"):
         _check_finite(payload.get(key), key, path)
     payload = {k: v for k, v in payload.items() if k != "sha256"}
     payload["sha256"] = content_digest(payload)
@@ -314,7 +314,8 @@ def check_structure(data: dict, where: str | os.PathLike) -> None:
         raise CheckpointError(f"checkpoint {where}: the pair head is {pair} wide; expected 1..{MAX_HIDDEN}")
     _check_finite(model, "model", where)
     if trainer:
-        _check_finite(data.get("critic"), "critic", where)
+        for key in ("critic", "belief"):
+            _check_finite(data.get(key), key, where)
     try:
         RulesConfig.from_dict(data["rules"])
     except (TypeError, ValueError) as err:
@@ -372,9 +373,11 @@ def trainer_checkpoint(
     critic: torch.nn.Module | None,
     optimizer: torch.optim.Optimizer,
     state: TrainerState,
+    belief: torch.nn.Module | None = None,
 ) -> dict:
     """Everything ``--resume`` needs: the policy, its layout and rules, the privileged
-    critic (or None), the optimizer, the counters and pool, and torch's RNG state."""
+    critic and the belief head (or None), the optimizer, the counters and pool, and torch's
+    RNG state."""
     features = train_config["features"]
     lay = layout(rules, features)
     return {
@@ -386,6 +389,7 @@ def trainer_checkpoint(
         "train_config": train_config,
         "model": policy.state_dict(),
         "critic": critic.state_dict() if critic is not None else None,
+        "belief": belief.state_dict() if belief is not None else None,
         "optimizer": optimizer.state_dict(),
         "global_step": state.global_step,
         "iteration": state.iteration,
@@ -403,7 +407,7 @@ def detached(payload: dict) -> dict:
     (weights and optimizer state copied; the pool's snapshots are never changed in place):
     the last good state, saved when training fails or stops. CheckpointError if its weights
     are not finite: a diverged state is never kept."""
-    for key in ("model", "critic"):
+    for key in ("model", "critic", "belief"):
         _check_finite(payload.get(key), key, f"of update {payload.get('iteration')}")
 
     def clone(value):
@@ -437,10 +441,12 @@ def resume(
     policy: torch.nn.Module,
     critic: torch.nn.Module | None,
     optimizer: torch.optim.Optimizer,
+    belief: torch.nn.Module | None = None,
 ) -> TrainerState:
-    """Load a trainer checkpoint's weights into ``policy``, ``critic`` and ``optimizer``,
-    restore torch's RNG, and return its counters and pool. The checkpoint must have been
-    trained with the same kind of critic (``critic`` None = the policy's own value head)."""
+    """Load a trainer checkpoint's weights into ``policy``, ``critic``, ``belief`` and
+    ``optimizer``, restore torch's RNG, and return its counters and pool. The checkpoint must
+    have been trained with the same kind of critic (``critic`` None = the policy's own value
+    head) and with a belief head exactly when ``belief`` is given."""
     data = load_checkpoint(path, rules)
     policy.load_state_dict(data["model"])
     if (data.get("critic") is None) != (critic is None):
@@ -450,8 +456,16 @@ def resume(
             f"checkpoint {path} was trained with critic={trained_with!r}, not "
             f"{asked!r}: resume it with --critic {trained_with}"
         )
+    if (data.get("belief") is None) != (belief is None):
+        fix = "--belief-coef 0" if data.get("belief") is None else "a --belief-coef above 0"
+        raise CheckpointError(
+            f"checkpoint {path} was trained {'without' if belief else 'with'} a belief head: "
+            f"resume it with {fix}"
+        )
     if critic is not None:
         critic.load_state_dict(data["critic"])
+    if belief is not None:
+        belief.load_state_dict(data["belief"])
     optimizer.load_state_dict(data["optimizer"])
     torch.set_rng_state(data["torch_rng"])
     return TrainerState(

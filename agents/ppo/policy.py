@@ -103,12 +103,12 @@ class PolicyNet(nn.Module):
         """Masked logits ``(B, A)`` and values ``(B,)``; ``mask`` is bool ``(B, A)``."""
         p = self.pairs
         if p is None:
-            h = self.trunk(x)
+            h = self.embed(x)
             logits = self.actor(h)
         else:
             # Score only the legal plays: a handful per decision, whatever the set size.
             b, t, n1 = x.shape[0], p.num_tiles, p.num_trains
-            h = self.trunk(self.trunk_input(x))
+            h = self.embed(x)
             bi, ai = mask[:, : self.num_plays].nonzero(as_tuple=True)
             z = (
                 self.tile_in(x[:, p.tile].view(b, t, TILE_COLS)[bi, self.tile_of[ai]])
@@ -126,6 +126,10 @@ class PolicyNet(nn.Module):
         """The part of the policy input the trunk reads (all but the per-pair block)."""
         p = self.pairs
         return x if p is None else torch.cat([x[:, : p.pair.start], x[:, p.glob]], 1)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """The trunk's state embedding ``(B, hidden_sizes[-1])`` that every head reads."""
+        return self.trunk(self.trunk_input(x))
 
 
 # ------------------------------------------------------------ training-only privileged critic
@@ -183,6 +187,46 @@ def seed_critic(critic: PrivilegedCritic, policy: PolicyNet) -> None:
             dst.weight.zero_()
             dst.weight[:, : src.in_features] = src.weight
             dst.bias.copy_(src.bias)
+
+
+class BeliefHead(nn.Module):
+    """Training-only auxiliary head of ``belief_coef > 0`` training: from the policy trunk's
+    embedding (:meth:`PolicyNet.embed`) it guesses where each tile the observer cannot see
+    lies: in one of the other seats' hands (clockwise from the observer) or in the boneyard,
+    ``n`` places per tile, the order of :func:`privileged_features`. Its cross-entropy
+    against the true places joins the PPO loss, so the trunk is pushed to encode what the
+    public record (hand sizes, known voids, the table) says about the hidden hands, as the
+    hidden-information guidance of Suphx and PerfectDou does; the policy still reads only its
+    observation. Checkpoints keep it for ``--resume``; agents never load it."""
+
+    def __init__(self, width: int, num_seats: int, num_tiles: int) -> None:
+        super().__init__()
+        self.num_seats, self.num_tiles = num_seats, num_tiles
+        self.net = _layer(width, num_seats * num_tiles, 0.01)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        """Logits ``(B, n, T)`` of each tile's place."""
+        return self.net(h).view(-1, self.num_seats, self.num_tiles)
+
+    def loss(self, h: torch.Tensor, priv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The mean cross-entropy of the true places over the tiles hidden from the observer
+        (``priv``: :func:`privileged_features` rows; a tile in the observer's hand or on the
+        table is in no place and counts for nothing), and the share of them whose most
+        likely place is the true one."""
+        where = priv.view(-1, self.num_seats, self.num_tiles)
+        hidden = where.sum(1) > 0  # (B, T)
+        logits = self(h)
+        target = where.argmax(1)
+        ce = nn.functional.cross_entropy(logits, target, reduction="none")[hidden]
+        hits = (logits.argmax(1) == target)[hidden]
+        if not len(ce):
+            raise ValueError("BeliefHead.loss: no hidden tile in the batch (privileged inputs recorded?)")
+        return ce.mean(), hits.float().mean()
+
+
+def make_belief_head(config: RulesConfig, hidden_sizes: tuple[int, ...]) -> BeliefHead:
+    """The belief head for :func:`make_policy`'s trunk of these ``hidden_sizes``."""
+    return BeliefHead(hidden_sizes[-1], config.num_seats, config.num_tiles)
 
 
 def make_critic(config: RulesConfig, features: str, hidden_sizes: tuple[int, ...]) -> PrivilegedCritic:

@@ -40,7 +40,8 @@ the one they were played in); the value head still learns GAE's λ-returns. Need
 Values come from the policy's own value head, or with ``spec.critic ==
 "privileged"`` from a separate critic that also sees the other hands and the
 boneyard (:class:`mt_env.agents.ppo.policy.PrivilegedCritic`): each transition then records that
-hidden-information input too, for the update. The policy's inputs never include it.
+hidden-information input too, for the update; ``spec.hidden_tiles`` records it without that
+critic, as the belief head's targets. The policy's inputs never include it.
 
 Seats are filled per match: ``learner_seats`` seats (random positions) for the
 learning policy, the others drawn from ``opponent_mix`` — ``"self"`` (the
@@ -136,6 +137,9 @@ class RolloutSpec:
     (1 = off, GAE's advantages; above)"""
     pair_hidden: int = PAIR_HIDDEN
     """width of the policy's pair head (feature set "pairs")"""
+    hidden_tiles: bool = False
+    """record :func:`mt_env.agents.ppo.policy.privileged_features` with each transition even
+    without the privileged critic (the belief head's targets, ``belief_coef > 0``)"""
 
 
 def check_duplicates(duplicates: int, num_games: int, round_is_episode: bool, gamma: float) -> None:
@@ -429,8 +433,11 @@ class Collector:
         return label
 
     def _privileged(self, g: _Game, seat: int) -> np.ndarray:
-        """The critic's hidden-information input for ``seat`` (empty without that critic)."""
-        return _NO_PRIV if self.critic is None else privileged_features(g.match.state, seat)
+        """The hidden tiles as ``seat``'s privileged input (empty unless the privileged critic or
+        the belief head needs them)."""
+        if self.critic is None and not self.spec.hidden_tiles:
+            return _NO_PRIV
+        return privileged_features(g.match.state, seat)
 
     def _advance_scripted(self, g: _Game) -> None:
         """Play forced moves and scripted seats until a network seat (learner or past)
@@ -480,8 +487,9 @@ class Collector:
                 xt = torch.from_numpy(x)
                 logits, values = net(xt, torch.from_numpy(masks))
                 privs = [_NO_PRIV] * len(games)
-                if key == -1 and self.critic is not None:
+                if key == -1:  # the learner's rows: the hidden tiles where the critic or the head needs them
                     privs = [self._privileged(g, s) for g, s in zip(games, seats, strict=True)]
+                if key == -1 and self.critic is not None:
                     values = self.critic(net.trunk_input(xt), torch.from_numpy(np.stack(privs)))
                 actions = sample_actions(logits, self.torch_gen)
                 logps = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1).numpy()

@@ -84,6 +84,7 @@ RANGES = {
     "pretrain_epochs": ">= 1",
     "expert_every": ">= 0",
     "expert_coef": ">= 0",
+    "belief_coef": ">= 0",
     "duplicates": ">= 1",
     "critic_warmup_updates": ">= 0",
     "snapshot_every": ">= 0",
