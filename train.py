@@ -692,7 +692,8 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
             obs, masks, legal, valid, pos, old_logp, mb_adv, returns, values, priv, epos = (
                 col.index_select(0, mb) for col in columns
             )
-            logits, newvalue = policy(obs, masks)  # mask re-applied
+            h = policy.embed(obs)  # one trunk pass for the heads and the belief loss
+            logits, newvalue = policy(obs, masks, h)  # mask re-applied
             if critic is not None:
                 newvalue = critic(policy.trunk_input(obs), priv)
             legal_logp = legal_log_probs(logits, legal, valid)
@@ -723,7 +724,7 @@ def ppo_update(policy, critic, optimizer, params: list, batch: dict, cfg: TrainC
                 loss = loss + cfg.expert_coef * e_loss
                 expert_losses.append(e_loss.item())
             if belief is not None and not value_only:  # the trunk learns where hidden tiles are
-                b_loss, b_acc = belief.loss(policy.embed(obs), priv)
+                b_loss, b_acc = belief.loss(h, priv)
                 loss = loss + cfg.belief_coef * b_loss
                 belief_stats.append((b_loss.item(), b_acc.item()))
             optimizer.zero_grad()

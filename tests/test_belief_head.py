@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import make_deal
 
 import train
 from mt_env import Match, RulesConfig
@@ -30,20 +31,13 @@ from mt_env.agents.ppo import (
     privileged_features,
     privileged_size,
 )
-from mt_env.rules import Deal
 
 RULES3 = RulesConfig(num_seats=3, max_pip=6, hand_size=3)
 HANDS3 = [[(6, 5), (5, 4), (0, 0)], [(6, 1), (1, 2), (3, 3)], [(2, 2), (4, 0), (5, 5)]]
 
 
-def _deal3() -> Deal:
-    used = {tuple(sorted(t)) for h in HANDS3 for t in h} | {(6, 6)}
-    rest = [(a, b) for a in range(7) for b in range(a, 7) if (a, b) not in used]
-    return Deal(hands=HANDS3, boneyard=rest, engine=6, start_seat=0)
-
-
 def test_the_loss_is_the_true_places_cross_entropy_over_the_hidden_tiles_only():
-    m = Match(RULES3, deals=[_deal3()])
+    m = Match(RULES3, deals=[make_deal(6, HANDS3)])
     n, t = 3, RULES3.num_tiles
     priv = torch.from_numpy(np.stack([privileged_features(m.state, s) for s in range(n)]))
     head = make_belief_head(RULES3, (8,))

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import make_deal
 
 import train
 from mt_env import Match, RulesConfig
@@ -30,17 +31,10 @@ from mt_env.agents.ppo import (
     seed_critic,
 )
 from mt_env.observation import ObservationEncoder
-from mt_env.rules import Deal
 from mt_env.tiles import tile_set
 
 RULES3 = RulesConfig(num_seats=3, max_pip=6, hand_size=3)
 HANDS3 = [[(6, 5), (5, 4), (0, 0)], [(6, 1), (1, 2), (3, 3)], [(2, 2), (4, 0), (5, 5)]]
-
-
-def _deal3(hands=HANDS3) -> Deal:
-    used = {tuple(sorted(t)) for h in hands for t in h} | {(6, 6)}
-    rest = [(a, b) for a in range(7) for b in range(a, 7) if (a, b) not in used]
-    return Deal(hands=hands, boneyard=rest, engine=6, start_seat=0)
 
 
 def _vector(tiles) -> np.ndarray:
@@ -52,7 +46,7 @@ def _vector(tiles) -> np.ndarray:
 
 
 def test_privileged_features_are_the_other_hands_in_seat_order_then_the_boneyard():
-    m = Match(RULES3, deals=[_deal3()])
+    m = Match(RULES3, deals=[make_deal(6, HANDS3)])
     boneyard = m.state.boneyard
     assert privileged_size(RULES3) == 3 * 28
     for seat in range(3):
@@ -63,7 +57,7 @@ def test_privileged_features_are_the_other_hands_in_seat_order_then_the_boneyard
         np.testing.assert_array_equal(got[2], _vector(boneyard))
     # A draw moves the boneyard's next tile into the drawer's hand (R17); the vector follows.
     no_six = [[(5, 4), (0, 0), (3, 2)], [(6, 1), (1, 1), (3, 3)], [(2, 2), (4, 0), (5, 5)]]
-    m = Match(RULES3, deals=[_deal3(no_six)])
+    m = Match(RULES3, deals=[make_deal(6, no_six)])
     for _ in range(3):  # every seat passes its free first turn (R11/R13)
         m.apply(m.state.codec.pass_)
     top = m.state.boneyard[0]
@@ -77,7 +71,7 @@ def test_privileged_features_are_the_other_hands_in_seat_order_then_the_boneyard
 def test_the_policy_input_does_not_see_what_the_critic_sees():
     """Swapping two opponents' hidden tiles changes the critic's input, not the observation."""
     swapped = [HANDS3[0], [(6, 1), (1, 2), (5, 5)], [(2, 2), (4, 0), (3, 3)]]
-    a, b = Match(RULES3, deals=[_deal3()]), Match(RULES3, deals=[_deal3(swapped)])
+    a, b = Match(RULES3, deals=[make_deal(6, HANDS3)]), Match(RULES3, deals=[make_deal(6, swapped)])
     enc = ObservationEncoder(RULES3)
     np.testing.assert_array_equal(enc.encode(a, 0), enc.encode(b, 0))
     assert not np.array_equal(privileged_features(a.state, 0), privileged_features(b.state, 0))

@@ -99,16 +99,18 @@ class PolicyNet(nn.Module):
         self.state_in = _layer(width, pair_hidden, 2**0.5)
         self.pair_out = _layer(pair_hidden, 1, 0.01)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits ``(B, A)`` and values ``(B,)``; ``mask`` is bool ``(B, A)``."""
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor, h: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits ``(B, A)`` and values ``(B,)``; ``mask`` is bool ``(B, A)``; ``h`` is
+        :meth:`embed` ``(x)`` where the caller already has it (the update's belief loss)."""
         p = self.pairs
+        h = self.embed(x) if h is None else h
         if p is None:
-            h = self.embed(x)
             logits = self.actor(h)
         else:
             # Score only the legal plays: a handful per decision, whatever the set size.
             b, t, n1 = x.shape[0], p.num_tiles, p.num_trains
-            h = self.embed(x)
             bi, ai = mask[:, : self.num_plays].nonzero(as_tuple=True)
             z = (
                 self.tile_in(x[:, p.tile].view(b, t, TILE_COLS)[bi, self.tile_of[ai]])

@@ -489,8 +489,8 @@ class Collector:
                 privs = [_NO_PRIV] * len(games)
                 if key == -1:  # the learner's rows: the hidden tiles where the critic or the head needs them
                     privs = [self._privileged(g, s) for g, s in zip(games, seats, strict=True)]
-                if key == -1 and self.critic is not None:
-                    values = self.critic(net.trunk_input(xt), torch.from_numpy(np.stack(privs)))
+                    if self.critic is not None:
+                        values = self.critic(net.trunk_input(xt), torch.from_numpy(np.stack(privs)))
                 actions = sample_actions(logits, self.torch_gen)
                 logps = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1).numpy()
                 greedy = logits.argmax(-1).numpy()
