@@ -67,6 +67,10 @@ POLICY_KEYS = (
     "iteration", "env_steps",
 )
 """The keys of a policy-only export: what an agent needs, no trainer state."""
+TRAINING_NETWORKS = ("critic", "belief")
+"""The state dicts a trainer checkpoint holds beside the policy's ``model`` (None where the run
+has no privileged critic or belief head); policy exports leave them out. Every weight check
+covers them."""
 
 
 def _read_umask() -> int:
@@ -86,7 +90,7 @@ class CheckpointError(ValueError):
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> None:
     """Write ``payload`` to ``path`` atomically: a crash leaves the old file or the new one."""
     path = Path(path)
-    for key in ("model", "critic", "belief"):
+    for key in ("model", *TRAINING_NETWORKS):
         _check_finite(payload.get(key), key, path)
     payload = {k: v for k, v in payload.items() if k != "sha256"}
     payload["sha256"] = content_digest(payload)
@@ -314,7 +318,7 @@ def check_structure(data: dict, where: str | os.PathLike) -> None:
         raise CheckpointError(f"checkpoint {where}: the pair head is {pair} wide; expected 1..{MAX_HIDDEN}")
     _check_finite(model, "model", where)
     if trainer:
-        for key in ("critic", "belief"):
+        for key in TRAINING_NETWORKS:
             _check_finite(data.get(key), key, where)
     try:
         RulesConfig.from_dict(data["rules"])
@@ -407,7 +411,7 @@ def detached(payload: dict) -> dict:
     (weights and optimizer state copied; the pool's snapshots are never changed in place):
     the last good state, saved when training fails or stops. CheckpointError if its weights
     are not finite: a diverged state is never kept."""
-    for key in ("model", "critic", "belief"):
+    for key in ("model", *TRAINING_NETWORKS):
         _check_finite(payload.get(key), key, f"of update {payload.get('iteration')}")
 
     def clone(value):
